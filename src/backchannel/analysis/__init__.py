@@ -6,5 +6,20 @@ from backchannel.analysis._stats import (
     paired_bootstrap_diff_ci,
     t_mean_ci,
 )
+from backchannel.analysis._tables import (
+    CONVERSATION_BASE_COLUMNS,
+    EVENT_COLUMNS,
+    LABEL_COLUMNS,
+    RunTables,
+)
 
-__all__ = ["Interval", "bootstrap_mean_ci", "paired_bootstrap_diff_ci", "t_mean_ci"]
+__all__ = [
+    "CONVERSATION_BASE_COLUMNS",
+    "EVENT_COLUMNS",
+    "LABEL_COLUMNS",
+    "Interval",
+    "RunTables",
+    "bootstrap_mean_ci",
+    "paired_bootstrap_diff_ci",
+    "t_mean_ci",
+]

@@ -1,0 +1,120 @@
+"""The tidy tables of one run, as pandas DataFrames (see docs/data-schema.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+EVENT_COLUMNS = [
+    "run_id",
+    "conversation_id",
+    "seq",
+    "kind",
+    "name",
+    "round",
+    "turn",
+    "agent",
+    "role",
+    "channel",
+    "text",
+    "value",
+    "status",
+    "model",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "cached",
+    "meta",
+]
+LABEL_COLUMNS = [
+    "run_id",
+    "conversation_id",
+    "event_seq",
+    "judge",
+    "label",
+    "status",
+    "text",
+    "model",
+]
+CONVERSATION_BASE_COLUMNS = [
+    "run_id",
+    "conversation_id",
+    "paradigm",
+    "cell_key",
+    "cell",
+    "item_id",
+    "replicate",
+    "seed",
+    "status",
+    "error",
+    "meta",
+]
+
+
+@dataclass
+class RunTables:
+    """Events, labels and conversations of one run, plus its manifest.
+
+    `events.value`, `events.meta` and `conversations.meta` hold JSON text; use
+    `decoded_values()` / `decoded_meta()` to get Python objects.
+    """
+
+    events: pd.DataFrame
+    labels: pd.DataFrame
+    conversations: pd.DataFrame
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def factors(self) -> list[str]:
+        """The design's factor names, in the order the experiment declared them."""
+        declared = self.manifest.get("factors")
+        if declared is not None:
+            return list(declared)
+        return [c for c in self.conversations.columns if c not in CONVERSATION_BASE_COLUMNS]
+
+    def decoded_values(self) -> pd.Series:
+        return self.events["value"].map(_decode)
+
+    def decoded_meta(self) -> pd.Series:
+        return self.events["meta"].map(_decode)
+
+    def labels_for(self, judge: str) -> pd.DataFrame:
+        """The labels of one judge, indexed like events by (conversation_id, event_seq)."""
+        return self.labels[self.labels["judge"] == judge]
+
+    @classmethod
+    def from_directory(cls, directory: Path) -> RunTables:
+        """Read tables exported by `backchannel export` (Parquet or CSV)."""
+        frames: dict[str, pd.DataFrame] = {}
+        for name in ("events", "labels", "conversations"):
+            parquet, csv = directory / f"{name}.parquet", directory / f"{name}.csv"
+            if parquet.exists():
+                frames[name] = pd.read_parquet(parquet)
+            elif csv.exists():
+                frames[name] = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+            else:
+                raise FileNotFoundError(
+                    f"{directory} has no {name}.parquet or {name}.csv; "
+                    "write it with `backchannel export RUN -o DIR`"
+                )
+        manifest_path = directory / "manifest.json"
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+        return cls(frames["events"], frames["labels"], frames["conversations"], manifest)
+
+    @classmethod
+    def empty(cls) -> RunTables:
+        return cls(
+            pd.DataFrame(columns=EVENT_COLUMNS),
+            pd.DataFrame(columns=LABEL_COLUMNS),
+            pd.DataFrame(columns=CONVERSATION_BASE_COLUMNS),
+        )
+
+
+def _decode(text: Any) -> Any:
+    if text is None or (isinstance(text, float) and pd.isna(text)) or text == "":
+        return None
+    return json.loads(text)
