@@ -1,0 +1,270 @@
+"""A fake OpenAI-compatible chat-completions server with a capacity model and scripted faults.
+
+It stands in for a model server in tests and benchmarks: replies are deterministic, at most
+`slots` requests are served at once (each taking `latency` seconds, the rest queue in arrival
+order), and a fault script can make chosen requests fail. Counters and the recorded request
+bodies let a test assert on what the client actually sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
+from typing import Any
+
+from backchannel.testing._faults import (
+    DelayFault,
+    DisconnectFault,
+    Fault,
+    StatusFault,
+    parse_script,
+)
+from backchannel.testing._schema import UnsupportedSchemaError, minimal_instance
+
+try:
+    from aiohttp import web
+except ImportError as error:  # pragma: no cover - aiohttp ships with the dev extra
+    raise ImportError(
+        "backchannel.testing needs aiohttp; install it with: pip install 'backchannel[dev]'"
+    ) from error
+
+Responder = Callable[[dict[str, Any]], str]
+
+_STATUS_ERRORS: dict[int, tuple[str, str]] = {
+    400: ("invalid_request_error", "Bad request."),
+    401: ("invalid_request_error", "Incorrect API key provided."),
+    429: ("rate_limit_error", "Rate limit reached for requests."),
+    500: ("server_error", "The server had an error while processing your request."),
+    503: ("server_error", "The engine is currently overloaded, please try again later."),
+}
+
+
+def error_body(status: int, message: str | None = None, code: str | None = None) -> dict[str, Any]:
+    """An OpenAI-style error payload for `status`."""
+    kind, default = _STATUS_ERRORS.get(status, ("server_error", f"HTTP {status}."))
+    return {"error": {"message": message or default, "type": kind, "param": None, "code": code}}
+
+
+def request_digest(body: dict[str, Any]) -> str:
+    """A stable hex digest of a request body (key order does not matter)."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def default_content(body: dict[str, Any]) -> str:
+    """Deterministic reply: a JSON object for a json_schema request, else a hash-derived line."""
+    digest = request_digest(body)
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        if not isinstance(schema, dict):
+            raise UnsupportedSchemaError("response_format.json_schema.schema is missing")
+        return json.dumps(minimal_instance(schema, seed=int(digest[:8], 16)))
+    if response_format.get("type") == "json_object":
+        return json.dumps({"reply": digest[:12]})
+    return f"Reply {digest[:12]}."
+
+
+def _count_tokens(text: str) -> int:
+    return len(text.split())
+
+
+class FakeOpenAIServer:
+    """An in-process fake of `/v1/chat/completions` and `/v1/models` on 127.0.0.1.
+
+    Use it as ``async with FakeOpenAIServer(latency=0.05, slots=4) as server:`` and point a
+    client at ``server.base_url``.
+    """
+
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        slots: int = 8,
+        models: Sequence[str] = ("fake-model",),
+        responder: Responder | None = None,
+        faults: Iterable[Any] = (),
+        require_api_key: str | None = None,
+        port: int = 0,
+    ) -> None:
+        if latency < 0:
+            raise ValueError("latency must be >= 0")
+        if slots < 1:
+            raise ValueError("slots must be >= 1")
+        if not models:
+            raise ValueError("at least one model name is needed")
+        self.latency = latency
+        self.slots = slots
+        self.models = tuple(models)
+        self._responder = responder or default_content
+        self._faults: list[Fault | None] = parse_script(faults)
+        self._require_api_key = require_api_key
+        self._port = port
+        self._runner: web.AppRunner | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._base_url: str | None = None
+        self.requests: list[dict[str, Any]] = []
+        """Every chat-completions request body received, in arrival order (faulted ones too)."""
+        self.requests_served = 0
+        """Chat-completions requests answered with 200."""
+        self.max_concurrency = 0
+        """The most requests ever in service at once (never more than `slots`)."""
+        self.max_in_flight = 0
+        """The most requests ever received and not yet answered (in service plus queued)."""
+        self._in_service = 0
+        self._in_flight = 0
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``; available once the server has started."""
+        if self._base_url is None:
+            raise RuntimeError("the server has not been started")
+        return self._base_url
+
+    @property
+    def faults_remaining(self) -> int:
+        """How many scripted faults have not been consumed yet."""
+        return len(self._faults)
+
+    async def start(self) -> None:
+        """Bind to a port on 127.0.0.1 and start serving."""
+        if self._runner is not None:
+            raise RuntimeError("the server is already running")
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat_completions)
+        app.router.add_get("/v1/models", self._list_models)
+        app.router.add_get("/stats", self._stats)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", self._port)
+        await site.start()
+        self._runner = runner
+        self._semaphore = asyncio.Semaphore(self.slots)
+        host, port = runner.addresses[0][:2]
+        self._base_url = f"http://{host}:{port}/v1"
+
+    async def stop(self) -> None:
+        """Stop serving and release the port."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeOpenAIServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def stats(self) -> dict[str, int]:
+        """The counters as a plain dict (also served at ``GET /stats``)."""
+        return {
+            "requests_received": len(self.requests),
+            "requests_served": self.requests_served,
+            "max_concurrency": self.max_concurrency,
+            "max_in_flight": self.max_in_flight,
+            "slots": self.slots,
+        }
+
+    def _authorised(self, request: web.Request) -> bool:
+        if self._require_api_key is None:
+            return True
+        return request.headers.get("Authorization") == f"Bearer {self._require_api_key}"
+
+    async def _list_models(self, request: web.Request) -> web.Response:
+        if not self._authorised(request):
+            return web.json_response(error_body(401, code="invalid_api_key"), status=401)
+        data = [
+            {"id": name, "object": "model", "created": 0, "owned_by": "backchannel"}
+            for name in self.models
+        ]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats())
+
+    async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+        if not self._authorised(request):
+            return web.json_response(error_body(401, code="invalid_api_key"), status=401)
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            return web.json_response(error_body(400, "The body is not valid JSON."), status=400)
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return web.json_response(error_body(400, "'messages' is required."), status=400)
+        if body.get("stream"):
+            return web.json_response(error_body(400, "Streaming is not supported."), status=400)
+        self.requests.append(body)
+        fault = self._faults.pop(0) if self._faults else None
+        if isinstance(fault, StatusFault):
+            headers = {}
+            if fault.retry_after is not None:
+                headers["Retry-After"] = f"{fault.retry_after:g}"
+            return web.json_response(error_body(fault.status), status=fault.status, headers=headers)
+        if isinstance(fault, DisconnectFault):
+            return self._disconnect(request)
+        extra_delay = fault.seconds if isinstance(fault, DelayFault) else 0.0
+        return await self._serve(body, extra_delay)
+
+    def _disconnect(self, request: web.Request) -> web.StreamResponse:
+        """Close the socket with nothing written, as a crashed server or a proxy reset would."""
+        if request.transport is not None:
+            request.transport.close()
+        return web.Response(status=500)  # never written: the socket is already closed
+
+    async def _serve(self, body: dict[str, Any], extra_delay: float) -> web.Response:
+        assert self._semaphore is not None
+        self._in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            async with self._semaphore:
+                self._in_service += 1
+                self.max_concurrency = max(self.max_concurrency, self._in_service)
+                try:
+                    await asyncio.sleep(self.latency + extra_delay)
+                    try:
+                        content = self._responder(body)
+                    except UnsupportedSchemaError as error:
+                        return web.json_response(error_body(400, str(error)), status=400)
+                finally:
+                    self._in_service -= 1
+        finally:
+            self._in_flight -= 1
+        self.requests_served += 1
+        return web.json_response(self._completion(body, content))
+
+    def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+        prompt_tokens = sum(
+            _count_tokens(str(message.get("content") or ""))
+            for message in body["messages"]
+            if isinstance(message, dict)
+        )
+        completion_tokens = _count_tokens(content)
+        return {
+            "id": f"chatcmpl-{request_digest(body)[:24]}-{self.requests_served}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model") or self.models[0]),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
