@@ -1,1 +1,73 @@
-"""backends"""
+"""Model backends behind one interface, `async generate(request)`, and the wrappers around them.
+
+Model strings are `provider/model`: `openai/<model>` (any OpenAI-compatible server),
+`local/smollm2` or `local/<path.gguf>` (embedded llama.cpp), `sim` or `sim/<name>` (scripted).
+"""
+
+from backchannel.backends._base import Backend
+from backchannel.backends._cache import ResponseCache, cache_key
+from backchannel.backends._client import LLMClient, Route
+from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
+from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
+from backchannel.backends._limit import PriorityLimiter
+from backchannel.backends._local import SMALL_MODEL_WARNING
+from backchannel.backends._registry import (
+    EndpointSettings,
+    LocalSettings,
+    build_client,
+    check_model,
+    split_model,
+)
+from backchannel.backends._retry import RetryPolicy
+from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
+from backchannel.backends._types import (
+    Completion,
+    GenerationSettings,
+    IntRange,
+    JsonSchema,
+    LabelSet,
+    Message,
+    OutputConstraint,
+    Ranking,
+    RawCompletion,
+    Request,
+)
+from backchannel.backends._usage import Price, Usage, UsageMeter
+
+__all__ = [
+    "SMALL_MODEL_WARNING",
+    "Backend",
+    "Completion",
+    "EndpointSettings",
+    "FatalBackendError",
+    "GenerationSettings",
+    "IntRange",
+    "JsonSchema",
+    "LLMClient",
+    "LabelSet",
+    "LocalSettings",
+    "Message",
+    "OutputConstraint",
+    "ParseResult",
+    "Price",
+    "PriorityLimiter",
+    "Ranking",
+    "RawCompletion",
+    "Request",
+    "RequestRejected",
+    "ResponseCache",
+    "RetryPolicy",
+    "Route",
+    "TransientBackendError",
+    "Usage",
+    "UsageMeter",
+    "build_client",
+    "cache_key",
+    "check_model",
+    "gbnf_grammar",
+    "parse",
+    "register_sim",
+    "scripted_answer",
+    "split_model",
+    "unregister_sim",
+]

