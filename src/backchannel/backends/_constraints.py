@@ -39,7 +39,10 @@ def format_instruction(constraint: OutputConstraint) -> str:
 
 def reask_instruction(constraint: OutputConstraint, error: str) -> str:
     """The follow-up message after an unreadable answer."""
-    return f"Your answer could not be read ({error}). Reply with {constraint.describe()}, and nothing else."
+    return (
+        f"Your answer could not be read ({error}). "
+        f"Reply with {constraint.describe()}, and nothing else."
+    )
 
 
 def _final_line(text: str) -> str:

@@ -13,7 +13,7 @@ class TransientBackendError(Exception):
 
 
 class RequestRejected(Exception):
-    """The server refused this one request (bad request, context too long): recorded, not retried."""
+    """The server refused this one request (bad request, too long): recorded, not retried."""
 
 
 class FatalBackendError(Exception):

@@ -26,7 +26,10 @@ from backchannel.backends._types import (
 Responder = Callable[[Request], str]
 _REGISTRY: dict[str, Responder | Sequence[str]] = {}
 
-_WORDS = ["evidence", "source", "record", "claim", "answer", "reason", "sure", "doubt", "agree", "point", "view", "fact", "memory", "question", "detail", "report", "consider", "recall", "believe", "suggest"]
+_WORDS = (
+    "evidence source record claim answer reason sure doubt agree point view fact memory "
+    "question detail report consider recall believe suggest"
+).split()
 
 
 def register_sim(name: str, responder: Responder | Sequence[str]) -> None:
@@ -144,7 +147,7 @@ class SimBackend:
                 ) from error
             if not callable(target):
                 raise ValueError(f"sim/{name} is not callable")
-            return target  # type: ignore[no-any-return]
+            return target
         raise ValueError(
             f"unknown scripted backend sim/{name}; use `sim` for the built-in one, register "
             "one with backchannel.backends.register_sim, or name `sim/package.module:function`"
