@@ -1,0 +1,138 @@
+"""Turn a run's tidy tables into deliberations: ballots, scores and Delphi revisions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from backchannel.analysis import RunTables
+from backchannel.paradigms.council._voting import Ballot
+
+RANKING_NAME = "ranking"
+REVISED_NAME = "revised"
+VERIFICATION_NAME = "verification"
+
+
+@dataclass(frozen=True)
+class Deliberation:
+    """One finished council conversation, as ballots ready for tallying."""
+
+    conversation_id: str
+    scenario: str
+    pool: str
+    delphi: str
+    options: tuple[str, ...]
+    ballots: tuple[Ballot, ...]
+    revised: tuple[Ballot, ...] = ()
+    invalid_rankings: int = 0
+    failed_scores: int = 0
+    values: dict[str, str] = field(default_factory=dict)
+    """Every evaluator of the roster and its value, including those whose ranking failed."""
+
+    def __post_init__(self) -> None:
+        if self.pool not in ("A", "B"):
+            raise ValueError(f"pool must be 'A' or 'B', got {self.pool!r}")
+        if len(self.options) < 2:
+            raise ValueError(f"{self.conversation_id}: a council needs at least two options")
+
+
+def _decode(text: Any) -> Any:
+    if text is None or (isinstance(text, float) and pd.isna(text)) or text == "":
+        return None
+    return json.loads(text) if isinstance(text, str) else text
+
+
+def _factor(row: pd.Series, name: str, default: str) -> str:
+    value = row.get(name)
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return default
+    return str(value)
+
+
+def _valid_ranking(value: Any, options: tuple[str, ...]) -> tuple[str, ...] | None:
+    ranking = value.get("ranking") if isinstance(value, dict) else value
+    if not isinstance(ranking, list) or sorted(map(str, ranking)) != sorted(options):
+        return None
+    return tuple(str(option) for option in ranking)
+
+
+def _options(meta: dict[str, Any], rankings: pd.DataFrame) -> tuple[str, ...]:
+    declared = meta.get("options")
+    if declared:
+        return tuple(str(o) for o in declared)
+    seen: set[str] = set()
+    for value in rankings["value"].map(_decode):
+        ranking = value.get("ranking") if isinstance(value, dict) else None
+        if isinstance(ranking, list):
+            seen.update(map(str, ranking))
+    return tuple(sorted(seen))
+
+
+def deliberations(tables: RunTables) -> list[Deliberation]:
+    """Every finished conversation of the run as a Deliberation, in conversation order."""
+    conversations = tables.conversations
+    done = conversations[conversations["status"] == "done"]
+    events = tables.events
+    by_conversation = {cid: frame for cid, frame in events.groupby("conversation_id", sort=False)}
+    out: list[Deliberation] = []
+    for _, row in done.iterrows():
+        cid = str(row["conversation_id"])
+        frame = by_conversation.get(cid, events.iloc[0:0])
+        meta = _decode(row.get("meta")) or {}
+        rankings = frame[frame["kind"] == "ranking"]
+        options = _options(meta, rankings)
+        scores, failed_scores = _scores(frame)
+        initial, invalid, values = _ballots(rankings, RANKING_NAME, options, scores)
+        revised, _, _ = _ballots(rankings, REVISED_NAME, options, scores)
+        out.append(
+            Deliberation(
+                conversation_id=cid,
+                scenario=_factor(row, "scenario", str(row["item_id"])),
+                pool=_factor(row, "pool", "A"),
+                delphi=_factor(row, "delphi", "none"),
+                options=options,
+                ballots=tuple(initial),
+                revised=tuple(revised),
+                invalid_rankings=invalid,
+                failed_scores=failed_scores,
+                values=values,
+            )
+        )
+    return out
+
+
+def _scores(frame: pd.DataFrame) -> tuple[dict[str, float], int]:
+    rows = frame[(frame["kind"] == "score") & (frame["name"] == VERIFICATION_NAME)]
+    scores: dict[str, float] = {}
+    failed = 0
+    for _, event in rows.iterrows():
+        meta = _decode(event["meta"]) or {}
+        value = _decode(event["value"])
+        if event["status"] != "ok" or not isinstance(value, int | float):
+            failed += 1
+            continue
+        scores[str(meta["evaluator"])] = float(value)
+    return scores, failed
+
+
+def _ballots(
+    rankings: pd.DataFrame, name: str, options: tuple[str, ...], scores: dict[str, float]
+) -> tuple[list[Ballot], int, dict[str, str]]:
+    ballots: list[Ballot] = []
+    invalid = 0
+    values: dict[str, str] = {}
+    for _, event in rankings[rankings["name"] == name].iterrows():
+        evaluator = str(event["agent"])
+        value_name = str((_decode(event["meta"]) or {}).get("value", ""))
+        values[evaluator] = value_name
+        ranking = (
+            _valid_ranking(_decode(event["value"]), options) if event["status"] == "ok" else None
+        )
+        if ranking is None:
+            invalid += 1
+            continue
+        ballots.append(Ballot(evaluator, value_name, ranking, scores.get(evaluator)))
+    return ballots, invalid, values

@@ -1,0 +1,346 @@
+"""Per-deliberation measures and their aggregation per scenario, Delphi variant and state.
+
+States: A (one model for every role) and B (a pool of models) are the `pool` factor's levels;
+C is B's deliberations re-tallied with every evaluator's Borda points times its verification
+score, computed from the same conversations (no new calls).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from backchannel.analysis import RunTables, bootstrap_mean_ci
+from backchannel.paradigms.council._extract import Deliberation, deliberations
+from backchannel.paradigms.council._stats import (
+    Alternative,
+    TestResult,
+    bonferroni,
+    mann_whitney,
+    wilcoxon,
+)
+from backchannel.paradigms.council._tension import (
+    DEFAULT_THRESHOLD,
+    TensionClass,
+    class_counts,
+    tension_verdicts,
+)
+from backchannel.paradigms.council._voting import (
+    Ballot,
+    borda,
+    first_choice_concentration,
+    first_choice_entropy,
+)
+
+TIE = "tie"
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One one-sided between-state comparison of a per-deliberation measure."""
+
+    measure: str
+    first: str
+    second: str
+    alternative: Alternative
+    primary: bool = False
+
+    def __post_init__(self) -> None:
+        pair = (self.first, self.second)
+        if pair not in (("A", "B"), ("B", "C")):
+            raise ValueError(f"comparisons are A vs B or B vs C, got {pair}")
+        if self.alternative not in ("greater", "less"):
+            raise ValueError(f"alternative must be 'greater' or 'less', got {self.alternative!r}")
+
+    @property
+    def test(self) -> str:
+        return "mann_whitney_u" if self.first == "A" else "wilcoxon_signed_rank"
+
+
+#: The pre-registered comparisons: one model concentrates the vote (A > B); weighting by
+#: faithfulness lowers concentration (B > C). The first is primary, the others Bonferroni-adjusted.
+HYPOTHESES: tuple[Hypothesis, ...] = (
+    Hypothesis("fcc", "A", "B", "greater", primary=True),
+    Hypothesis("margin", "A", "B", "greater"),
+    Hypothesis("entropy_bits", "A", "B", "less"),
+    Hypothesis("fcc", "B", "C", "greater"),
+    Hypothesis("margin", "B", "C", "greater"),
+)
+
+
+def _tally_row(
+    d: Deliberation, state: str, ballots: Sequence[Ballot], weighted: bool
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "conversation_id": d.conversation_id,
+        "scenario": d.scenario,
+        "delphi": d.delphi,
+        "state": state,
+        "evaluators": len(ballots),
+        "invalid_rankings": d.invalid_rankings,
+        "failed_scores": d.failed_scores,
+    }
+    if not ballots or (weighted and sum(b.score or 0.0 for b in ballots) == 0):
+        row.update(fcc=math.nan, margin=math.nan, entropy_bits=math.nan, winner=None)
+        return row
+    tally = borda(ballots, d.options, weighted=weighted)
+    row.update(
+        fcc=first_choice_concentration(ballots, d.options, weighted=weighted),
+        margin=tally.margin,
+        entropy_bits=first_choice_entropy(ballots, d.options, weighted=weighted),
+        winner=tally.winner if tally.winner is not None else TIE,
+        winners=list(tally.winners),
+        borda={k: float(v) for k, v in tally.scores.items()},
+    )
+    return row
+
+
+def deliberation_table(
+    items: Sequence[Deliberation], threshold: float = DEFAULT_THRESHOLD
+) -> pd.DataFrame:
+    """One row per deliberation and state (B's conversations also yield a C row)."""
+    rows: list[dict[str, Any]] = []
+    for d in items:
+        row = _tally_row(d, d.pool, d.ballots, weighted=False)
+        verdicts = tension_verdicts(d.ballots, threshold=threshold)
+        counts = class_counts(verdicts)
+        row.update(counts)
+        scored = [b.score for b in d.ballots if b.score is not None]
+        row["faithful"] = sum(s >= threshold for s in scored)
+        row["scored"] = len(scored)
+        if d.delphi != "none":
+            row.update(_revisions(d))
+        rows.append(row)
+        if d.pool == "B" and scored:
+            weighted = [b for b in d.ballots if b.score is not None]
+            c_row = _tally_row(d, "C", weighted, weighted=True)
+            c_row["unscored"] = len(d.ballots) - len(weighted)
+            rows.append(c_row)
+    return pd.DataFrame(rows)
+
+
+def _revisions(d: Deliberation) -> dict[str, Any]:
+    initial = {b.evaluator: b for b in d.ballots}
+    pairs = [(initial[r.evaluator], r) for r in d.revised if r.evaluator in initial]
+    return {
+        "revised": len(pairs),
+        "vote_changes": sum(a.first != r.first for a, r in pairs),
+        "ranking_changes": sum(a.ranking != r.ranking for a, r in pairs),
+        "fcc_revised": first_choice_concentration(list(d.revised), d.options)
+        if d.revised
+        else math.nan,
+    }
+
+
+def pair_table(items: Sequence[Deliberation], threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """One row per evaluator pair on a tension pair (or per unmeasurable tension pair)."""
+    rows = [
+        {
+            "conversation_id": d.conversation_id,
+            "scenario": d.scenario,
+            "delphi": d.delphi,
+            "state": d.pool,
+            "pair": v.pair.key,
+            "first": v.first,
+            "second": v.second,
+            "class": v.cls.value,
+            "reason": v.reason,
+        }
+        for d in items
+        for v in tension_verdicts(d.ballots, threshold=threshold)
+    ]
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "conversation_id",
+            "scenario",
+            "delphi",
+            "state",
+            "pair",
+            "first",
+            "second",
+            "class",
+            "reason",
+        ],
+    )
+
+
+def score_table(items: Sequence[Deliberation]) -> pd.DataFrame:
+    """One row per evaluator with its value, first choice and verification score."""
+    rows = [
+        {
+            "conversation_id": d.conversation_id,
+            "scenario": d.scenario,
+            "delphi": d.delphi,
+            "state": d.pool,
+            "evaluator": b.evaluator,
+            "value": b.value,
+            "first_choice": b.first,
+            "score": b.score,
+        }
+        for d in items
+        for b in d.ballots
+    ]
+    columns = ["conversation_id", "scenario", "delphi", "state", "evaluator", "value"]
+    return pd.DataFrame(rows, columns=[*columns, "first_choice", "score"])
+
+
+def _interval(values: pd.Series, seed: int) -> dict[str, float | int]:
+    clean = values.dropna().to_numpy(dtype=float)
+    return bootstrap_mean_ci(clean, seed=seed).as_dict()
+
+
+def _group_summary(
+    rows: pd.DataFrame, scores: pd.DataFrame, pairs: pd.DataFrame, threshold: float
+) -> dict[str, Any]:
+    winners = Counter(w for w in rows["winner"] if isinstance(w, str))
+    summary: dict[str, Any] = {
+        "deliberations": len(rows),
+        "fcc": _interval(rows["fcc"], 1),
+        "margin": _interval(rows["margin"], 2),
+        "entropy_bits": _interval(rows["entropy_bits"], 3),
+        "winner_distribution": dict(sorted(winners.items())),
+        "invalid_rankings": int(rows["invalid_rankings"].sum()),
+        "failed_scores": int(rows["failed_scores"].sum()),
+    }
+    if not pairs.empty:
+        counts = {cls.value: int((pairs["class"] == cls.value).sum()) for cls in TensionClass}
+        measured = len(pairs) - counts[TensionClass.UNMEASURABLE.value]
+        credible = counts["genuine_disagreement"] + counts["genuine_agreement"]
+        by_pair = {
+            key: {cls: int((group["class"] == cls).sum()) for cls in sorted(set(group["class"]))}
+            for key, group in pairs.groupby("pair", sort=False)
+        }
+        summary["tension"] = {
+            "counts": counts,
+            "credible_tension_rate": credible / measured if measured else None,
+            "by_pair": by_pair,
+        }
+    scored = scores.dropna(subset=["score"])
+    if not scored.empty:
+        summary["voice_authenticity_rate"] = float((scored["score"] >= threshold).mean())
+        summary["consistency_per_value"] = {
+            str(value): float(group["score"].mean()) for value, group in scored.groupby("value")
+        }
+    if "vote_changes" in rows and rows["vote_changes"].notna().any():
+        summary["revisions"] = {
+            "vote_changes_total": int(rows["vote_changes"].sum()),
+            "vote_changes_mean": float(rows["vote_changes"].mean()),
+            "ranking_changes_total": int(rows["ranking_changes"].sum()),
+            "revised_total": int(rows["revised"].sum()),
+            "fcc_revised": _interval(rows["fcc_revised"], 4),
+        }
+    return summary
+
+
+def _run_test(h: Hypothesis, table: pd.DataFrame, resamples: int, seed: int) -> TestResult | None:
+    first = table[table["state"] == h.first].set_index("conversation_id")[h.measure]
+    second = table[table["state"] == h.second].set_index("conversation_id")[h.measure]
+    if h.first == "A":
+        return mann_whitney(
+            first.to_numpy(float),
+            second.to_numpy(float),
+            alternative=h.alternative,
+            resamples=resamples,
+            seed=seed,
+        )
+    joined = pd.concat([first.rename("x"), second.rename("y")], axis=1, join="inner")
+    return wilcoxon(
+        joined["x"].to_numpy(float),
+        joined["y"].to_numpy(float),
+        alternative=h.alternative,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def _tests(
+    table: pd.DataFrame, hypotheses: Sequence[Hypothesis], resamples: int
+) -> list[dict[str, Any]]:
+    results: list[tuple[Hypothesis, TestResult | None]] = [
+        (h, _run_test(h, table, resamples, seed=i)) for i, h in enumerate(hypotheses)
+    ]
+    secondary = [r.p_value for h, r in results if r is not None and not h.primary]
+    adjusted = iter(bonferroni(secondary))
+    out: list[dict[str, Any]] = []
+    for h, r in results:
+        entry: dict[str, Any] = {
+            "measure": h.measure,
+            "comparison": f"{h.first} vs {h.second}",
+            "primary": h.primary,
+        }
+        if r is None:
+            entry.update(test=h.test, alternative=h.alternative, result=None)
+        else:
+            entry.update(r.as_dict())
+            entry["p_adjusted"] = r.p_value if h.primary else next(adjusted)
+        out.append(entry)
+    return out
+
+
+def council_metrics(
+    tables: RunTables,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    hypotheses: Sequence[Hypothesis] = HYPOTHESES,
+    resamples: int = 10_000,
+) -> dict[str, Any]:
+    """Every council metric of a run, JSON-able: per scenario, Delphi variant and state."""
+    items = deliberations(tables)
+    table = deliberation_table(items, threshold)
+    scores = score_table(items)
+    pairs = pair_table(items, threshold)
+    status = Counter(tables.conversations["status"])
+    result: dict[str, Any] = {
+        "threshold": threshold,
+        "conversations": {k: int(v) for k, v in sorted(status.items())},
+        "groups": [],
+        "tests": [],
+    }
+    if table.empty:
+        return result
+    grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for (scenario, delphi, state), _ in table.groupby(["scenario", "delphi", "state"]):
+        grouped[(str(scenario), str(delphi))].append(str(state))
+    for (scenario, delphi), states in grouped.items():
+        in_group = (table["scenario"] == scenario) & (table["delphi"] == delphi)
+        for state in sorted(states):
+            rows = table[in_group & (table["state"] == state)]
+            source = "B" if state == "C" else state
+            keep_s = (
+                (scores["scenario"] == scenario)
+                & (scores["delphi"] == delphi)
+                & (scores["state"] == source)
+            )
+            keep_p = (
+                (pairs["scenario"] == scenario)
+                & (pairs["delphi"] == delphi)
+                & (pairs["state"] == source)
+            )
+            summary = _group_summary(rows, scores[keep_s], pairs[keep_p], threshold)
+            result["groups"].append(
+                {"scenario": scenario, "delphi": delphi, "state": state, **summary}
+            )
+        if {"A", "B"} <= set(states) or "C" in states:
+            for entry in _tests(table[in_group], hypotheses, resamples):
+                result["tests"].append({"scenario": scenario, "delphi": delphi, **entry})
+    return _jsonable(result)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        value = float(obj)
+        return None if math.isnan(value) else value
+    return obj
