@@ -5,6 +5,7 @@ from backchannel.datasets._false import Candidate, assign_false_answers
 from backchannel.datasets._item import DatasetError, FactItem, ItemSet
 from backchannel.datasets._items_file import load_items, read_items, write_items
 from backchannel.datasets._popqa import load_popqa
+from backchannel.datasets._screening import ScreeningResult, screen_items
 from backchannel.datasets._shape import ANSWER_TYPES, infer_answer_type
 from backchannel.datasets._shipped import SHIPPED, load_shipped
 from backchannel.datasets._simpleqa import load_simpleqa
@@ -16,6 +17,7 @@ __all__ = [
     "DatasetError",
     "FactItem",
     "ItemSet",
+    "ScreeningResult",
     "assign_false_answers",
     "infer_answer_type",
     "load_counterfact",
@@ -24,5 +26,6 @@ __all__ = [
     "load_shipped",
     "load_simpleqa",
     "read_items",
+    "screen_items",
     "write_items",
 ]
