@@ -1,0 +1,105 @@
+"""Figure helpers: the drawn bars, lines and bands carry exactly the frame's numbers."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.container import BarContainer
+from matplotlib.figure import Figure
+
+from backchannel.report import bar_with_intervals, line_over_rounds, stacked_bars
+
+FLIPS = pd.DataFrame(
+    {
+        "model": ["a", "b", "a", "b"],
+        "k": [1, 1, 3, 3],
+        "flip_rate": [0.1, 0.2, 0.3, 0.4],
+        "low": [0.05, 0.1, 0.2, 0.3],
+        "high": [0.2, 0.3, 0.4, 0.5],
+    }
+)
+
+
+def test_bar_with_intervals_groups_by_hue() -> None:
+    fig = bar_with_intervals(
+        FLIPS, "model", "flip_rate", "low", "high", hue="k", title="Flips", ylabel="rate"
+    )
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert len(bars) == 2  # one container per hue level, in order of appearance: k=1, k=3
+    # Two hue levels -> bar slot width 0.8 / 2 = 0.4; centres at category -0.2 and +0.2.
+    centres = [[p.get_x() + p.get_width() / 2 for p in c.patches] for c in bars]
+    np.testing.assert_allclose(centres, [[-0.2, 0.8], [0.2, 1.2]])
+    heights = [[p.get_height() for p in c.patches] for c in bars]
+    np.testing.assert_allclose(heights, [[0.1, 0.2], [0.3, 0.4]])
+    # Error bars run from low to high: k=1 -> a: 0.05..0.2, b: 0.1..0.3.
+    segments = bars[0].errorbar.lines[2][0].get_segments()
+    spans = [(seg[0][1], seg[1][1]) for seg in segments]
+    np.testing.assert_allclose(spans, [(0.05, 0.2), (0.1, 0.3)])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
+    assert ax.get_title() == "Flips"
+    assert ax.get_legend().get_title().get_text() == "k"
+
+
+def test_bar_without_hue_and_validation() -> None:
+    one = FLIPS[FLIPS["k"] == 1]
+    fig = bar_with_intervals(one, "model", "flip_rate", "low", "high", title="t", ylabel="r")
+    assert [p.get_height() for p in fig.axes[0].patches] == pytest.approx([0.1, 0.2])
+    with pytest.raises(ValueError, match="once"):
+        bar_with_intervals(FLIPS, "model", "flip_rate", "low", "high", title="t", ylabel="r")
+    bad = one.assign(high=[0.05, 0.3])  # 0.05 < estimate 0.1
+    with pytest.raises(ValueError, match="contain"):
+        bar_with_intervals(bad, "model", "flip_rate", "low", "high", title="t", ylabel="r")
+    with pytest.raises(ValueError, match="missing columns: nope"):
+        bar_with_intervals(one, "model", "nope", "low", "high", title="t", ylabel="r")
+
+
+def test_line_over_rounds_sorts_rounds_and_draws_bands() -> None:
+    frame = pd.DataFrame(
+        {
+            "round": [2, 0, 1, 0, 1, 2],
+            "arm": ["x", "x", "x", "y", "y", "y"],
+            "agree": [0.6, 0.2, 0.4, 0.5, 0.5, 0.5],
+            "lo": [0.5, 0.1, 0.3, 0.4, 0.4, 0.4],
+            "hi": [0.7, 0.3, 0.5, 0.6, 0.6, 0.6],
+        }
+    )
+    fig = line_over_rounds(
+        frame, "round", "agree", "arm", title="t", ylabel="y", band_low="lo", band_high="hi"
+    )
+    ax = fig.axes[0]
+    lines = ax.get_lines()
+    assert len(lines) == 2
+    # Group x is drawn in round order 0, 1, 2 -> agree 0.2, 0.4, 0.6.
+    np.testing.assert_allclose(lines[0].get_xdata(), [0, 1, 2])
+    np.testing.assert_allclose(lines[0].get_ydata(), [0.2, 0.4, 0.6])
+    np.testing.assert_allclose(lines[1].get_ydata(), [0.5, 0.5, 0.5])
+    assert len(ax.collections) == 2  # one band per group
+    band_y = ax.collections[0].get_paths()[0].vertices[:, 1]
+    # The x band spans from the lowest lo (0.1) to the highest hi (0.7).
+    assert band_y.min() == pytest.approx(0.1)
+    assert band_y.max() == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="both"):
+        line_over_rounds(frame, "round", "agree", "arm", title="t", ylabel="y", band_low="lo")
+    with pytest.raises(ValueError, match="repeats"):
+        line_over_rounds(frame, "round", "agree", None, title="t", ylabel="y")
+
+
+def test_stacked_bars_stack_in_column_order() -> None:
+    frame = pd.DataFrame({"model": ["a", "b"], "agree": [0.2, 0.5], "refuse": [0.8, 0.5]})
+    fig = stacked_bars(frame, "model", ["agree", "refuse"], title="t", ylabel="share")
+    patches = fig.axes[0].patches
+    # agree bars sit on 0; refuse bars sit on top of agree: bottoms 0.2 and 0.5, tops 1.0.
+    assert [p.get_y() for p in patches] == pytest.approx([0, 0, 0.2, 0.5])
+    assert [p.get_y() + p.get_height() for p in patches] == pytest.approx([0.2, 0.5, 1.0, 1.0])
+    with pytest.raises(ValueError, match=">= 0"):
+        stacked_bars(frame.assign(agree=[-0.1, 0.5]), "model", ["agree"], title="t", ylabel="s")
+    with pytest.raises(ValueError, match="unique"):
+        stacked_bars(pd.concat([frame, frame]), "model", ["agree"], title="t", ylabel="s")
+
+
+def test_helpers_leave_pyplot_state_alone() -> None:
+    before = plt.get_fignums()
+    stacked_bars(pd.DataFrame({"m": ["a"], "v": [1.0]}), "m", ["v"], title="t", ylabel="s")
+    assert plt.get_fignums() == before
