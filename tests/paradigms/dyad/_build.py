@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,3 +144,33 @@ def tables(convs: list[Conv]) -> RunTables:
         pd.DataFrame(rows),
         {"factors": list(cell)},
     )
+
+
+def random_run(reps: int = 2, rounds: int = 4, seed: int = 3) -> list[Conv]:
+    """A full factorial run (2 pairings) with random ratings and categories."""
+    rng = random.Random(seed)
+    labels = ["ACCEPT", "REJECT", "IGNORE"]
+    convs = []
+    levels = itertools.product(
+        (("m1", "m1"), ("m1", "m2")),
+        ("human", "neutral", "natural"),
+        ("manipulative", "plain"),
+        ("first", "opposite"),
+        range(reps),
+    )
+    for i, ((dm, om), stance, style, wording, _) in enumerate(levels):
+        convs.append(
+            Conv(
+                f"c{i}",
+                dm,
+                om,
+                stance,
+                style,
+                wording,
+                [rng.randint(0, 6) for _ in range(rounds + 1)],
+                [rng.randint(0, 6) for _ in range(rounds + 1)],
+                [rng.choice(labels) for _ in range(rounds)],
+                [rng.choice(labels) for _ in range(rounds)],
+            )
+        )
+    return convs

@@ -1,0 +1,107 @@
+"""The dyad's report: trajectories per pairing, shift and gap tables with intervals, the tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from backchannel.analysis import RunTables
+from backchannel.paradigms.dyad import _flatten as flat
+from backchannel.paradigms.dyad._extract import extract
+from backchannel.paradigms.dyad._scale import ROLES
+from backchannel.report import Report, bar_with_intervals, line_over_rounds
+
+AXIS = "aligned axis: 6 = strongest support for the topic's first statement"
+
+
+def _trajectory_long(means: pd.DataFrame) -> pd.DataFrame:
+    """One row per (pairing, series, checkpoint), series = '<role> rating' / '<role> state'."""
+    parts = []
+    for measure in ("rating", "state"):
+        part = means[["pairing", "role", "checkpoint", measure]].rename(columns={measure: "mean"})
+        part = part.assign(series=part["role"] + " " + measure)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True).dropna(subset=["mean"])
+
+
+def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+    """Add the dyad's sections to `report` from the run's tables and its metrics."""
+    frames = extract(tables)
+    counts = metrics["counts"]
+    report.section(
+        "Conversations",
+        "Every quantity is computed per conversation and then averaged over conversations. "
+        "Ratings are on the " + AXIS + ".",
+    )
+    report.metrics(counts)
+    if counts["excluded_from_shift"] or counts["category_parse_failures"]:
+        report.note(
+            f"{counts['excluded_from_shift']} finished conversations lack a pre or post rating "
+            "and are left out of the shift analysis; "
+            f"{counts['category_parse_failures']} turn messages had no readable category "
+            "(their interaction state was held, as for IGNORE)."
+        )
+
+    report.section(
+        "Trajectories",
+        "Mean aligned self-rating and mean interaction state of each role at every checkpoint "
+        "(0 = before round 1, r = after round r), one figure per ordered model pairing.",
+    )
+    means = flat.trajectory_means(frames)
+    long = _trajectory_long(means)
+    for pairing, group in long.groupby("pairing", sort=True):
+        fig = line_over_rounds(
+            group.sort_values(["series", "checkpoint"]),
+            "checkpoint",
+            "mean",
+            "series",
+            title=str(pairing),
+            ylabel="mean (" + AXIS.split(":")[0] + ")",
+        )
+        report.figure(fig, f"Rating and interaction state over rounds: {pairing}")
+    report.table("trajectories", means, "Means per pairing, role and checkpoint")
+
+    report.section("Shifts and gaps", "Means with t-based 95 % intervals, overall and per pairing.")
+    shifts = flat.shift_table(metrics)
+    plotted = shifts[
+        shifts["quantity"].isin([f"shift_{r}" for r in ROLES])
+        & shifts["low"].notna()
+        & shifts["high"].notna()
+    ]
+    if not plotted.empty:
+        fig = bar_with_intervals(
+            plotted,
+            "pairing",
+            "estimate",
+            "low",
+            "high",
+            "quantity",
+            title="Signed shift (post - pre) per role",
+            ylabel="shift on the aligned axis",
+        )
+        report.figure(fig, "Signed shift per role with 95 % t intervals")
+    report.table("shifts", shifts, "Ratings, shifts and gaps")
+    report.table("convergence", flat.convergence_table(metrics), "Post gap < pre gap")
+
+    report.section(
+        "Categories and the two measures",
+        "ACCEPT / REJECT / IGNORE shares per role (conversation means); agreement of the "
+        "interaction state with the self-rating on respondable rounds; late stability of the "
+        f"rating over the last {metrics['late_stability']['window']} checkpoints.",
+    )
+    report.table("categories", flat.category_table(metrics), "Category shares per role")
+    report.table("agreement", flat.agreement_table(metrics), "State vs rating agreement")
+    report.table("late_stability", flat.stability_table(metrics), "Identical late ratings")
+
+    report.section(
+        "Tests",
+        "Welch tests of manipulative minus plain conversations; OLS with HC3 errors and joint "
+        "Wald tests; Holm-corrected Welch comparisons of pairings.",
+    )
+    report.table("manipulation_tests", flat.contrast_table(metrics), "Manipulative - plain")
+    report.table("wald_tests", flat.wald_table(metrics), "Joint Wald tests (HC3)")
+    report.table("coefficients", flat.coefficient_table(metrics), "OLS coefficients (HC3)")
+    report.table(
+        "pairing_comparisons", flat.pairing_comparison_table(metrics), "Pairwise Welch, Holm"
+    )
