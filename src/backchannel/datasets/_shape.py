@@ -47,7 +47,7 @@ def infer_answer_type(answer: str, declared: str | None = None) -> str:
     if decl in ("person", "place"):
         return decl
     norm = normalize(answer)
-    if _YEAR.match(norm):
+    if decl != "number" and _YEAR.match(norm):
         return "year"
     if _SLASH_DATE.match(answer.strip()) or _date_parts(norm):
         return "date"
@@ -55,9 +55,6 @@ def infer_answer_type(answer: str, declared: str | None = None) -> str:
         decl == "number" and norm and all(t in _NUMBER_WORDS for t in norm.split())
     ):
         return "number"
-    if decl in ("date", "number"):
-        # a declared date/number that does not parse as one keeps its own bucket
-        return "other"
     return "other"
 
 
