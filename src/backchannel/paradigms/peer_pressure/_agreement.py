@@ -1,0 +1,112 @@
+"""Agreement between two judges, and FPI reweighted by how judge B relabels judge A."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from backchannel.analysis import RunTables
+from backchannel.paradigms.peer_pressure._base import (
+    INFECTED,
+    cell_columns,
+    done_conversations,
+    last_checkpoints,
+    private_answers,
+    public_turns,
+)
+from backchannel.paradigms.peer_pressure._infection import SEED, summarise_by_cell
+
+CHANNELS = ("private", "public")
+
+
+def doubly_labelled(tables: RunTables, judge_a: str, judge_b: str, channel: str) -> pd.DataFrame:
+    """Events valid under both judges: private answer probes or public honest turns.
+
+    Columns: the event's keys, `a` and `b` (the two labels).
+    """
+    if channel == "private":
+        keys = ["conversation_id", "agent", "checkpoint"]
+        first = private_answers(tables, judge_a)[[*keys, "p"]].rename(columns={"p": "a"})
+        second = private_answers(tables, judge_b)[[*keys, "p"]].rename(columns={"p": "b"})
+    elif channel == "public":
+        keys = ["conversation_id", "round", "turn"]
+        first = public_turns(tables, judge_a)[[*keys, "s"]].rename(columns={"s": "a"})
+        second = public_turns(tables, judge_b)[[*keys, "s"]].rename(columns={"s": "b"})
+    else:
+        raise ValueError(f"unknown channel {channel!r}; expected one of {CHANNELS}")
+    return first.merge(second, on=keys, how="inner")
+
+
+def cohens_kappa(confusion: pd.DataFrame) -> float:
+    """Cohen's kappa of a square confusion table (rows judge A, columns judge B)."""
+    table = confusion.to_numpy(dtype=float)
+    n = table.sum()
+    if n == 0:
+        return float("nan")
+    observed = np.trace(table) / n
+    expected = float((table.sum(axis=1) * table.sum(axis=0)).sum()) / n**2
+    if expected == 1:
+        return float("nan")
+    return float((observed - expected) / (1 - expected))
+
+
+def judge_agreement(
+    tables: RunTables, judge_a: str, judge_b: str, channel: str = "private"
+) -> dict[str, Any]:
+    """Percent agreement, Cohen's kappa and the confusion table on doubly-labelled events."""
+    both = doubly_labelled(tables, judge_a, judge_b, channel)
+    labels = sorted(set(both["a"]) | set(both["b"]))
+    confusion = pd.crosstab(both["a"], both["b"]).reindex(
+        index=labels, columns=labels, fill_value=0
+    )
+    confusion.index.name, confusion.columns.name = judge_a, judge_b
+    n = len(both)
+    return {
+        "channel": channel,
+        "n": n,
+        "percent_agreement": float((both["a"] == both["b"]).mean()) if n else float("nan"),
+        "kappa": cohens_kappa(confusion),
+        "confusion": confusion,
+    }
+
+
+def transfer_rates(tables: RunTables, judge_a: str, judge_b: str) -> pd.Series:
+    """P(judge B says manipulated | judge A's label), over doubly-labelled private answers."""
+    both = doubly_labelled(tables, judge_a, judge_b, "private")
+    return (both["b"] == INFECTED).groupby(both["a"]).mean().astype(float)
+
+
+def reweighted_fpi(
+    tables: RunTables, judge_a: str, judge_b: str, *, seed: int = SEED
+) -> dict[str, Any]:
+    """FPI with each judge-A label replaced by judge B's chance of saying manipulated for it.
+
+    Per conversation, the expected infection share at the last checkpoint is the mean over
+    its agents of P(B = manipulated | A = the agent's A label). Agents whose A label never
+    occurs in the doubly-labelled sample are left out and counted.
+    """
+    rates = transfer_rates(tables, judge_a, judge_b)
+    answers = private_answers(tables, judge_a)
+    last = answers["conversation_id"].map(last_checkpoints(tables))
+    final = answers[answers["checkpoint"] == last]
+    weights = final["p"].map(rates)
+    final = final.assign(expected=weights, infected=(final["p"] == INFECTED).astype(float))
+    known = final.dropna(subset=["expected"])
+    per_conversation = done_conversations(tables).merge(
+        known.groupby("conversation_id")[["expected", "infected"]].mean().reset_index(),
+        on="conversation_id",
+        how="left",
+    )
+    per_conversation = per_conversation.rename(
+        columns={"expected": "reweighted_fpi", "infected": "fpi"}
+    )
+    by_cell = summarise_by_cell(
+        per_conversation, cell_columns(tables), ("fpi", "reweighted_fpi"), seed
+    )
+    return {
+        "transfer": {str(label): float(rate) for label, rate in rates.items()},
+        "agents_without_transfer": int(weights.isna().sum()),
+        "by_cell": by_cell,
+    }

@@ -1,0 +1,141 @@
+"""Private infection over conversations and checkpoints: FPI, initial infection, time course."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from backchannel.analysis import RunTables, bootstrap_mean_ci
+from backchannel.paradigms.peer_pressure._base import (
+    INFECTED,
+    KNOWER,
+    cell_columns,
+    done_conversations,
+    last_checkpoints,
+    private_answers,
+)
+
+SEED = 0
+
+
+def infection_by_checkpoint(tables: RunTables, judge: str) -> pd.DataFrame:
+    """Per conversation and checkpoint: probed honest agents, infected ones, infection share."""
+    answers = private_answers(tables, judge)
+    answers = answers.assign(infected=answers["p"] == INFECTED)
+    grouped = answers.groupby(["conversation_id", "checkpoint"])["infected"]
+    frame = grouped.agg(n_probed="size", n_infected="sum").reset_index()
+    frame["infection"] = frame["n_infected"] / frame["n_probed"]
+    return frame
+
+
+def final_private_infection(
+    tables: RunTables, judge: str, *, initially_true_only: bool = False
+) -> pd.DataFrame:
+    """Per conversation: initial infection (checkpoint 0) and FPI (last checkpoint).
+
+    With `initially_true_only`, both shares are taken over the honest agents that answered
+    true at checkpoint 0. A conversation without valid probes at a checkpoint gets NaN there.
+    """
+    answers = private_answers(tables, judge)
+    if initially_true_only:
+        initial = answers[(answers["checkpoint"] == 0) & (answers["p"] == KNOWER)]
+        keep = set(zip(initial["conversation_id"], initial["agent"], strict=True))
+        pairs = zip(answers["conversation_id"], answers["agent"], strict=True)
+        answers = answers[[pair in keep for pair in pairs]]
+    answers = answers.assign(infected=(answers["p"] == INFECTED).astype(float))
+    conversations = done_conversations(tables)
+    last = conversations["conversation_id"].map(last_checkpoints(tables))
+    conversations["last_checkpoint"] = last.astype("Int64")
+    share = answers.groupby(["conversation_id", "checkpoint"])["infected"].mean()
+    count = answers.groupby(["conversation_id", "checkpoint"])["infected"].size()
+
+    def lookup(series: pd.Series, checkpoints: pd.Series) -> list[Any]:
+        values = series.to_dict()
+        return [
+            values.get((cid, int(c)), np.nan) if not pd.isna(c) else np.nan
+            for cid, c in zip(conversations["conversation_id"], checkpoints, strict=True)
+        ]
+
+    zeros = pd.Series(0, index=conversations.index)
+    conversations["initial"] = lookup(share, zeros)
+    conversations["fpi"] = lookup(share, conversations["last_checkpoint"])
+    counts = lookup(count, conversations["last_checkpoint"])
+    conversations["n_final"] = [0 if pd.isna(n) else int(n) for n in counts]
+    return conversations
+
+
+def fpi_by_cell(tables: RunTables, judge: str, *, seed: int = SEED) -> pd.DataFrame:
+    """Per cell: mean FPI and mean initial infection over conversations, 95 % bootstrap CIs."""
+    per_conversation = final_private_infection(tables, judge)
+    return summarise_by_cell(per_conversation, cell_columns(tables), ("fpi", "initial"), seed)
+
+
+def summarise_by_cell(
+    per_conversation: pd.DataFrame, cells: list[str], columns: tuple[str, ...], seed: int
+) -> pd.DataFrame:
+    """Mean of each column per cell with a bootstrap interval; NaN conversations left out."""
+    rows = []
+    groups = per_conversation.groupby(cells, sort=True) if cells else [((), per_conversation)]
+    for key, group in groups:
+        levels = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip(cells, levels, strict=True))
+        for column in columns:
+            values = group[column].dropna().to_numpy(dtype=float)
+            interval = bootstrap_mean_ci(values, seed=seed)
+            row[column] = interval.estimate
+            row[f"{column}_low"] = interval.low
+            row[f"{column}_high"] = interval.high
+            row[f"{column}_n"] = interval.n
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def across_cells(by_cell: pd.DataFrame, column: str) -> dict[str, float | None]:
+    """Mean, min and max of a per-cell estimate across cells (NaN cells left out)."""
+    values = by_cell[column].dropna() if column in by_cell else pd.Series(dtype=float)
+    if values.empty:
+        return {"mean": None, "min": None, "max": None}
+    return {"mean": float(values.mean()), "min": float(values.min()), "max": float(values.max())}
+
+
+def time_course(tables: RunTables, judge: str) -> pd.DataFrame:
+    """Mean infection per checkpoint per cell (over conversations probed at that checkpoint)."""
+    cells = cell_columns(tables)
+    per_checkpoint = infection_by_checkpoint(tables, judge)
+    merged = per_checkpoint.merge(done_conversations(tables), on="conversation_id")
+    grouped = merged.groupby([*cells, "checkpoint"], sort=True)["infection"]
+    return grouped.agg(infection="mean", n_conversations="size").reset_index()
+
+
+def time_course_summary(course: pd.DataFrame, cells: list[str]) -> pd.DataFrame:
+    """Per cell: final mean infection, first checkpoint reaching half of it, share by round 4.
+
+    The half-way round is None when the final value is 0; the share by round 4 is None when
+    the cell has no checkpoint 4 or the final value is 0.
+    """
+    rows = []
+    groups = course.groupby(cells, sort=True) if cells else [((), course)]
+    for key, group in groups:
+        levels = key if isinstance(key, tuple) else (key,)
+        ordered = group.sort_values("checkpoint")
+        final = float(ordered["infection"].iloc[-1])
+        half_round: int | None = None
+        by_round_4: float | None = None
+        if final > 0:
+            reached = ordered[ordered["infection"] >= final / 2]
+            half_round = int(reached["checkpoint"].iloc[0])
+            at_4 = ordered.loc[ordered["checkpoint"] == 4, "infection"]
+            if not at_4.empty:
+                by_round_4 = float(at_4.iloc[0]) / final
+        row: dict[str, Any] = dict(zip(cells, levels, strict=True))
+        row.update(
+            final_checkpoint=int(ordered["checkpoint"].iloc[-1]),
+            final_infection=final,
+            half_final_round=half_round,
+            share_of_final_by_round_4=by_round_4,
+        )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
