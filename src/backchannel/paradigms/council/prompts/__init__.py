@@ -1,0 +1,1 @@
+"""Prompt templates of the council paradigm (package data)."""
