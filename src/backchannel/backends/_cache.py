@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 from backchannel.backends._base import Backend
@@ -23,7 +24,7 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     finish_reason TEXT NOT NULL,
-    created REAL NOT NULL DEFAULT (unixepoch('subsec'))
+    created REAL NOT NULL
 )
 """
 
@@ -80,8 +81,8 @@ class ResponseCache:
     def put(self, key: str, model: str, completion: RawCompletion) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO responses "
-            "(key, model, text, prompt_tokens, completion_tokens, finish_reason) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "(key, model, text, prompt_tokens, completion_tokens, finish_reason, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 model,
@@ -89,6 +90,7 @@ class ResponseCache:
                 completion.prompt_tokens,
                 completion.completion_tokens,
                 completion.finish_reason,
+                time.time(),
             ),
         )
 

@@ -144,9 +144,9 @@ def parse_json(text: str, constraint: JsonSchema) -> ParseResult:
 
 
 def parse(text: str, constraint: OutputConstraint | None) -> ParseResult:
-    """Parse an answer under its constraint; free text is always ok."""
+    """Parse an answer under its constraint; free text is always ok and has no parsed value."""
     if constraint is None:
-        return ParseResult(text)
+        return ParseResult(None)
     if isinstance(constraint, LabelSet):
         return parse_label(text, constraint)
     if isinstance(constraint, IntRange):

@@ -1,1 +1,29 @@
-"""cli"""
+"""The `backchannel` command: one module per command, registered here."""
+
+from __future__ import annotations
+
+import typer
+
+from backchannel.cli._analyse import metrics_command, report_command
+from backchannel.cli._run import run_command
+from backchannel.cli._status import export_command, status_command
+
+app = typer.Typer(
+    name="backchannel",
+    help="Multi-agent LLM experiments that record public talk and private belief.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("run")(run_command)
+app.command("status")(status_command)
+app.command("export")(export_command)
+app.command("metrics")(metrics_command)
+app.command("report")(report_command)
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

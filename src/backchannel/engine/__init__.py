@@ -1,1 +1,28 @@
-"""engine"""
+"""The engine: agents, rooms, rounds, memory views, private probes, events and the scheduler."""
+
+from backchannel.engine._agent import Agent
+from backchannel.engine._conversation import ConversationContext, ConversationSpec, Item
+from backchannel.engine._events import Event, EventLog
+from backchannel.engine._memory import Entry, render_view, visible_entries
+from backchannel.engine._order import OrderPolicy, speaking_order
+from backchannel.engine._room import PROBE_SETTINGS, Room
+from backchannel.engine._scheduler import ConversationOutcome, run_conversation, schedule
+
+__all__ = [
+    "PROBE_SETTINGS",
+    "Agent",
+    "ConversationContext",
+    "ConversationOutcome",
+    "ConversationSpec",
+    "Entry",
+    "Event",
+    "EventLog",
+    "Item",
+    "OrderPolicy",
+    "Room",
+    "render_view",
+    "run_conversation",
+    "schedule",
+    "speaking_order",
+    "visible_entries",
+]

@@ -1,1 +1,14 @@
-"""store"""
+"""The run store: SQLite run directories that resume, and export to tidy tables."""
+
+from backchannel.store._export import ExportFormat, export_tables
+from backchannel.store._schema import SCHEMA_VERSION
+from backchannel.store._store import CACHE_NAME, DATABASE_NAME, RunStore
+
+__all__ = [
+    "CACHE_NAME",
+    "DATABASE_NAME",
+    "SCHEMA_VERSION",
+    "ExportFormat",
+    "RunStore",
+    "export_tables",
+]

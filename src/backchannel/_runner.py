@@ -1,0 +1,191 @@
+"""`backchannel run`: expand the design, resume what is stored, run the rest, commit each
+conversation as it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from backchannel.backends import (
+    SMALL_MODEL_WARNING,
+    LLMClient,
+    ResponseCache,
+    Usage,
+    build_client,
+)
+from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
+from backchannel.errors import RunDirectoryError
+from backchannel.experiment import LoadedExperiment, expand
+from backchannel.paradigms import CallEstimate
+from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
+
+_KEY_LINE = re.compile(r"^(\s*api_key\s*:\s*).*$", re.MULTILINE)
+
+
+def redact(text: str) -> str:
+    """The experiment text with any literal API key removed."""
+    return _KEY_LINE.sub(r"\1<redacted>", text)
+
+
+def fingerprint(loaded: LoadedExperiment) -> str:
+    payload = json.dumps(loaded.resolved(), sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class Plan:
+    """What a run will do: its conversations, which are already stored, and its call estimate."""
+
+    loaded: LoadedExperiment
+    specs: list[ConversationSpec]
+    done: set[str] = field(default_factory=set)
+    models: set[str] = field(default_factory=set)
+
+    @property
+    def todo(self) -> list[tuple[int, ConversationSpec]]:
+        return [(i, s) for i, s in enumerate(self.specs) if s.conversation_id not in self.done]
+
+    def estimate(self, only_todo: bool = True) -> dict[str, Any]:
+        calls: dict[str, int] = {}
+        prompt = completion = 0
+        specs = [s for _, s in self.todo] if only_todo else self.specs
+        for spec in specs:
+            estimate: CallEstimate = self.loaded.paradigm.estimate(
+                spec.cell, spec.item, self.loaded.settings
+            )
+            for model, count in estimate.calls.items():
+                calls[model] = calls.get(model, 0) + count
+            prompt += estimate.prompt_tokens
+            completion += estimate.completion_tokens
+        return {
+            "conversations": len(specs),
+            "calls": sum(calls.values()),
+            "calls_by_model": calls,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+        }
+
+
+def plan(loaded: LoadedExperiment, limit: int | None = None) -> Plan:
+    specs = expand(loaded)
+    if limit is not None:
+        specs = specs[:limit]
+    models: set[str] = set()
+    for cell in {s.cell_key: s.cell for s in specs}.values():
+        models |= loaded.paradigm.models(cell, loaded.settings)
+    return Plan(loaded, specs, models=models)
+
+
+def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
+    """Create the run directory, or reopen it to resume; refuse a different experiment."""
+    exists = (directory / DATABASE_NAME).exists()
+    if not exists and directory.exists() and any(directory.iterdir()):
+        raise RunDirectoryError(
+            f"{directory} exists and is not a run directory; choose an empty or new directory"
+        )
+    store = RunStore(directory, create=True)
+    print_ = fingerprint(loaded)
+    manifest = store.manifest()
+    if manifest:
+        if manifest.get("fingerprint") != print_:
+            store.close()
+            raise RunDirectoryError(
+                f"{directory} holds a run of a different experiment "
+                f"({manifest.get('experiment_path')}, {manifest.get('name')!r}); "
+                "resume it with the same file and --model, or pass a new -o directory"
+            )
+        return store
+    from backchannel._provenance import provenance
+
+    store.write_manifest(
+        {
+            "manifest_version": 1,
+            "run_id": f"{loaded.experiment.name}-{print_[:12]}",
+            "name": loaded.experiment.name,
+            "paradigm": loaded.experiment.paradigm,
+            "experiment_path": str(loaded.path),
+            "config_as_passed": redact(loaded.text),
+            "config_resolved": loaded.resolved(),
+            "fingerprint": print_,
+            "seed": loaded.experiment.seed,
+            "factors": list(loaded.experiment.factors),
+            "prompt_templates": loaded.paradigm.templates(),
+            "created_at": time.time(),
+            **provenance(),
+        }
+    )
+    return store
+
+
+ProgressCallback = Callable[[int, int, Usage], None]
+
+
+async def execute(
+    run_plan: Plan,
+    store: RunStore,
+    *,
+    client: LLMClient,
+    max_active: int,
+    on_progress: ProgressCallback | None = None,
+) -> dict[str, int]:
+    """Run the plan's remaining conversations; returns counts of done and failed ones."""
+    loaded = run_plan.loaded
+    todo = run_plan.todo
+    counts = {"done": 0, "failed": 0}
+    total = len(todo)
+
+    def on_done(outcome: ConversationOutcome) -> None:
+        context = outcome.context
+        events = context.log.events if outcome.status == "done" else []
+        store.commit_conversation(
+            outcome.spec,
+            outcome.position,
+            events,
+            context.usage,
+            context.meta,
+            status=outcome.status,
+            error=outcome.error,
+        )
+        counts[outcome.status] += 1
+        if on_progress is not None:
+            on_progress(counts["done"] + counts["failed"], total, client.usage.total())
+
+    async def start(position: int, spec: ConversationSpec) -> ConversationOutcome:
+        return await run_conversation(
+            spec, position, loaded.paradigm.run, loaded.settings, client, loaded.experiment.seed
+        )
+
+    await schedule(todo, start, on_done, max_active=max_active)
+    return counts
+
+
+def make_client(
+    run_plan: Plan, directory: Path, *, concurrency: int | None, cache_path: Path | None = None
+) -> tuple[LLMClient, ResponseCache]:
+    experiment = run_plan.loaded.experiment
+    cache = ResponseCache(cache_path or directory / CACHE_NAME)
+    client = build_client(
+        run_plan.models,
+        endpoints=[e.to_settings() for e in experiment.endpoints],
+        local=experiment.local.to_settings(),
+        cache=cache,
+        retry=experiment.retry.to_policy(),
+        max_in_flight=concurrency,
+        max_reasks=experiment.max_reasks,
+    )
+    return client, cache
+
+
+def small_model_warning(models: set[str]) -> str | None:
+    return SMALL_MODEL_WARNING if "local/smollm2" in models else None
+
+
+def run_sync(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)

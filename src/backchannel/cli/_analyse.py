@@ -1,0 +1,73 @@
+"""`backchannel metrics` and `backchannel report`: recomputed from stored events, no model calls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
+
+
+@friendly_errors
+def metrics_command(
+    run: Annotated[Path | None, typer.Argument(help="The run directory.")] = None,
+    tables: Annotated[
+        Path | None, typer.Option("--tables", help="Read exported tables from this directory.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="Judge whose labels the metrics use.")
+    ] = None,
+    second_judge: Annotated[
+        str | None, typer.Option("--second-judge", help="Second judge for agreement figures.")
+    ] = None,
+) -> None:
+    """The paradigm's metrics of a run."""
+    run_tables = load_tables(run, tables)
+    paradigm = paradigm_of(run_tables)
+    options = {k: v for k, v in (("judge", judge), ("second_judge", second_judge)) if v}
+    figures = paradigm.metrics(run_tables, **options)
+    text = json.dumps(figures, indent=None if as_json else 2, default=_jsonable, allow_nan=True)
+    out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _jsonable(value: object) -> object:
+    if hasattr(value, "item"):
+        return value.item()  # numpy scalars
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+@friendly_errors
+def report_command(
+    run: Annotated[Path, typer.Argument(help="The run directory.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Directory for the report (default RUN/report)."),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="Judge whose labels the report uses.")
+    ] = None,
+) -> None:
+    """Write a self-contained HTML report with figures, and its tables as CSV beside it."""
+    from backchannel.backends import SMALL_MODEL_WARNING
+    from backchannel.report import Report
+
+    run_tables = load_tables(run, None)
+    paradigm = paradigm_of(run_tables)
+    options = {"judge": judge} if judge else {}
+    figures = paradigm.metrics(run_tables, **options)
+    manifest = run_tables.manifest
+    report = Report(
+        f"{manifest.get('name', run.name)}: {paradigm.name}",
+        f"run {manifest.get('run_id')} · {len(run_tables.conversations)} conversations",
+    )
+    if (run_tables.events["model"] == "local/smollm2").any():
+        report.note(SMALL_MODEL_WARNING)
+    paradigm.report(run_tables, figures, report)
+    path = report.write(output or run / "report")
+    out.print(f"report: {path.resolve()}")

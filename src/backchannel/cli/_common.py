@@ -1,0 +1,69 @@
+"""Shared pieces of the commands: error handling, consoles, opening stored runs."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from backchannel.analysis import RunTables
+from backchannel.errors import BackchannelError, RunDirectoryError
+
+err = Console(stderr=True, highlight=False)
+out = Console(highlight=False)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly_errors(command: F) -> F:
+    """One clear message and the right exit code for every expected failure."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except BackchannelError as error:
+            err.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+            raise typer.Exit(error.exit_code) from None
+        except KeyboardInterrupt:
+            err.print(
+                "interrupted: finished conversations are stored; run the same command to resume"
+            )
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def load_tables(run: Path | None, tables_dir: Path | None) -> RunTables:
+    """Tables of a stored run directory, or of exported tables (`--tables DIR`)."""
+    from backchannel.store import RunStore
+
+    if tables_dir is not None:
+        try:
+            return RunTables.from_directory(tables_dir)
+        except FileNotFoundError as error:
+            raise RunDirectoryError(str(error)) from None
+    if run is None:
+        raise RunDirectoryError("give a run directory, or exported tables with --tables DIR")
+    store = RunStore(run)
+    try:
+        return store.tables()
+    finally:
+        store.close()
+
+
+def paradigm_of(tables: RunTables) -> Any:
+    from backchannel.paradigms import get_paradigm
+
+    name = tables.manifest.get("paradigm")
+    if not name:
+        raise RunDirectoryError("the run has no manifest naming its paradigm")
+    return get_paradigm(str(name))
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()

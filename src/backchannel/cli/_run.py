@@ -1,0 +1,115 @@
+"""`backchannel run EXPERIMENT.yaml -o RUN`: run (or resume) an experiment."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from backchannel.backends import Usage
+from backchannel.cli._common import err, friendly_errors, out
+from backchannel.experiment import load_experiment
+
+
+def _usage_line(usage: Usage) -> str:
+    return (
+        f"calls {usage.calls}  tokens {usage.prompt_tokens + usage.completion_tokens}  "
+        f"cache hits {usage.cache_hits}  retries {usage.retries}  "
+        f"failures {usage.failures + usage.parse_failures}"
+    )
+
+
+@friendly_errors
+def run_command(
+    experiment: Annotated[Path, typer.Argument(help="The experiment file (YAML).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The run directory.")],
+    model: Annotated[
+        str | None, typer.Option("--model", help="Use this PROVIDER/MODEL for every model.")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Run only the first N conversations.")
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency", min=1, help="In-flight calls per endpoint (overrides the file)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print conversations, calls and tokens; call nothing.")
+    ] = False,
+) -> None:
+    """Run an experiment; running it again on the same directory resumes it."""
+    from backchannel import _runner
+
+    loaded = load_experiment(experiment, model_override=model)
+    run_plan = _runner.plan(loaded, limit)
+    if dry_run:
+        estimate = run_plan.estimate(only_todo=False)
+        out.print(f"experiment {loaded.experiment.name!r} ({loaded.experiment.paradigm})")
+        out.print(f"conversations: {estimate['conversations']}")
+        out.print(f"estimated calls: {estimate['calls']}")
+        for name, calls in sorted(estimate["calls_by_model"].items()):
+            out.print(f"  {name}: {calls}")
+        out.print(
+            f"estimated tokens: {estimate['prompt_tokens']} prompt, "
+            f"{estimate['completion_tokens']} completion"
+        )
+        return
+    warning = _runner.small_model_warning(run_plan.models)
+    if warning:
+        err.print(f"[yellow]note:[/] {warning}")
+    store = _runner.open_run_directory(output, loaded)
+    try:
+        run_plan.done = store.finished_ids()
+        todo = len(run_plan.todo)
+        if run_plan.done:
+            err.print(f"resuming: {len(run_plan.done)} conversations already stored, {todo} to run")
+        client, cache = _runner.make_client(run_plan, output, concurrency=concurrency)
+        started = time.perf_counter()
+        with Progress(
+            TextColumn("conversations"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[usage]}"),
+            TimeRemainingColumn(),
+            console=err,
+            transient=False,
+        ) as progress:
+            task = progress.add_task("run", total=todo, usage="")
+
+            def on_progress(finished: int, total: int, usage: Usage) -> None:
+                progress.update(task, completed=finished, usage=_usage_line(usage))
+
+            async def main() -> dict[str, int]:
+                try:
+                    return await _runner.execute(
+                        run_plan,
+                        store,
+                        client=client,
+                        max_active=max(16, 4 * (concurrency or 64)),
+                        on_progress=on_progress,
+                    )
+                finally:
+                    await client.aclose()
+
+            counts = asyncio.run(main())
+        cache.close()
+        elapsed = time.perf_counter() - started
+        usage = client.usage.total()
+        stored = store.counts()
+    finally:
+        store.close()
+    err.print(
+        f"finished {counts['done']} conversations ({counts['failed']} failed) in {elapsed:.1f} s; "
+        + _usage_line(usage)
+    )
+    out.print(f"results: {output.resolve()}")
+    out.print(f"  stored conversations: {stored['done']} done, {stored['failed']} failed")
+    out.print(f"  next: backchannel report {output}  |  backchannel export {output} -o DIR")
+    if counts["failed"]:
+        raise typer.Exit(1)

@@ -1,0 +1,57 @@
+"""`backchannel status RUN` and `backchannel export RUN`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from backchannel.cli._common import friendly_errors, out
+
+
+@friendly_errors
+def status_command(
+    run: Annotated[Path, typer.Argument(help="The run directory.")],
+) -> None:
+    """Conversations, calls, tokens, cache hits, retries and failures of a stored run."""
+    from backchannel.store import RunStore
+
+    store = RunStore(run)
+    try:
+        manifest, counts, usage = store.manifest(), store.counts(), store.usage()
+    finally:
+        store.close()
+    out.print(f"run {manifest.get('run_id')} ({manifest.get('paradigm')}) in {run}")
+    out.print(
+        f"conversations: {counts['done']} done, {counts['failed']} failed; events: {counts['events']}"
+    )
+    total = usage.total()
+    out.print(
+        f"calls {total.calls}  prompt tokens {total.prompt_tokens}  completion tokens "
+        f"{total.completion_tokens}  cache hits {total.cache_hits}  retries {total.retries}  "
+        f"re-asks {total.reasks}  failures {total.failures}  parse failures {total.parse_failures}"
+        + (f"  cost ${total.cost:.4f}" if total.cost else "")
+    )
+    for model, u in sorted(usage.by_model.items()):
+        out.print(f"  {model}: {u.calls} calls, {u.prompt_tokens + u.completion_tokens} tokens")
+
+
+@friendly_errors
+def export_command(
+    run: Annotated[Path, typer.Argument(help="The run directory.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the tables.")],
+    fmt: Annotated[
+        Literal["parquet", "csv"], typer.Option("--format", help="parquet or csv.")
+    ] = "parquet",
+) -> None:
+    """Write the tidy tables (events, labels, conversations, manifest) of a run."""
+    from backchannel.store import RunStore, export_tables
+
+    store = RunStore(run)
+    try:
+        written = export_tables(store.tables(), output, fmt)
+    finally:
+        store.close()
+    for path in written:
+        out.print(str(path))

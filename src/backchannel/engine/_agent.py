@@ -1,0 +1,24 @@
+"""Agents: who speaks, with which persona, role, model and sampling settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from backchannel.backends import GenerationSettings, check_model
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """One participant. `system` is the stable instruction that opens every prompt it gets."""
+
+    name: str
+    role: str
+    model: str
+    persona: str = ""
+    system: str = ""
+    settings: GenerationSettings = field(default_factory=GenerationSettings)
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name.lower() in ("you", "moderator"):
+            raise ValueError(f"agent name {self.name!r} is empty or reserved")
+        check_model(self.model)

@@ -1,0 +1,206 @@
+"""A conversation as a self-contained task: (spec, seed, model client) -> events.
+
+Nothing here reaches for global state or the run store, which lets a scheduler run many at once
+(and, later, hand them to workers on other machines).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from backchannel.backends import (
+    Completion,
+    GenerationSettings,
+    LLMClient,
+    Message,
+    OutputConstraint,
+    Request,
+    UsageMeter,
+)
+from backchannel.engine._events import Channel, Event, EventLog
+from backchannel.seeding import derive_seed
+
+if TYPE_CHECKING:
+    from backchannel.engine._agent import Agent
+    from backchannel.engine._order import OrderPolicy
+    from backchannel.engine._room import Room
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One question, story, topic or scenario: an id and a JSON-able payload."""
+
+    item_id: str
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.item_id or "/" in self.item_id:
+            raise ValueError(f"item id {self.item_id!r} must be non-empty and contain no '/'")
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSpec:
+    """One cell x item x replicate, with its own seed."""
+
+    conversation_id: str
+    paradigm: str
+    cell: dict[str, Any]
+    cell_key: str
+    item: Item
+    replicate: int
+    seed: int
+
+
+class ConversationContext:
+    """What a paradigm's `run` gets: its spec and settings, a seeded RNG, rooms and model calls."""
+
+    def __init__(
+        self,
+        spec: ConversationSpec,
+        settings: Any,
+        client: LLMClient,
+        *,
+        experiment_seed: int,
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.client = client
+        self.experiment_seed = experiment_seed
+        self.rng = random.Random(spec.seed)
+        self.log = EventLog()
+        self.usage = UsageMeter()
+        self.meta: dict[str, Any] = {}
+        self._background: list[asyncio.Task[Any]] = []
+
+    def room(
+        self,
+        agents: Sequence[Agent],
+        *,
+        memory_rounds: int | None = None,
+        order: OrderPolicy = "fixed",
+        opening: str | None = None,
+        preamble: str = "",
+    ) -> Room:
+        from backchannel.engine._room import Room
+
+        return Room(
+            self,
+            agents,
+            memory_rounds=memory_rounds,
+            order=order,
+            opening=opening,
+            preamble=preamble,
+        )
+
+    def request(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        *,
+        seq: int,
+        settings: GenerationSettings,
+        constraint: OutputConstraint | None = None,
+        critical: bool = True,
+    ) -> Request:
+        return Request(
+            model=model,
+            messages=tuple(messages),
+            settings=settings,
+            constraint=constraint,
+            seed=derive_seed(self.spec.seed, seq),
+            replicate=self.spec.replicate,
+            critical=critical,
+        )
+
+    async def generate(self, request: Request) -> Completion:
+        return await self.client.generate(request, self.usage)
+
+    async def ask(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        *,
+        kind: str,
+        name: str,
+        round: int,
+        agent: str,
+        role: str,
+        channel: Channel = "private",
+        turn: int | None = None,
+        settings: GenerationSettings | None = None,
+        constraint: OutputConstraint | None = None,
+        critical: bool = False,
+        meta: dict[str, Any] | None = None,
+    ) -> Event:
+        """One independent call (no room), stored as an event of the given kind."""
+        event = self.log.reserve(
+            kind=kind,
+            name=name,
+            round=round,
+            turn=turn,
+            agent=agent,
+            role=role,
+            channel=channel,
+            meta=meta,
+        )
+        request = self.request(
+            model,
+            messages,
+            seq=event.seq,
+            settings=settings or GenerationSettings(),
+            constraint=constraint,
+            critical=critical,
+        )
+        event.fill(await self.generate(request))
+        self.log.complete(event)
+        return event
+
+    def record(
+        self,
+        *,
+        kind: str,
+        name: str,
+        round: int,
+        agent: str,
+        role: str,
+        channel: Channel,
+        value: Any = None,
+        text: str = "",
+        turn: int | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Event:
+        """Store an event that no model produced (a computed value, a scripted message)."""
+        event = self.log.reserve(
+            kind=kind,
+            name=name,
+            round=round,
+            turn=turn,
+            agent=agent,
+            role=role,
+            channel=channel,
+            meta=meta,
+        )
+        event.text, event.value = text, value
+        self.log.complete(event)
+        return event
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run off the critical path; `drain` waits for it before the conversation is stored."""
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._background.append(task)
+        return task
+
+    async def drain(self) -> None:
+        while self._background:
+            pending, self._background = self._background, []
+            await asyncio.gather(*pending)
+
+    async def cancel_background(self) -> None:
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        self._background.clear()

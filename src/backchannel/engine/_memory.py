@@ -1,0 +1,48 @@
+"""The transcript of a room and each agent's view of it.
+
+An agent sees the last H rounds (the current round's earlier turns included), its own messages as
+"You:" and others by name, and only messages whose audience includes it. Private probe answers
+never enter the transcript, so no view can contain them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MODERATOR = "Moderator"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One public message: round 0 is the opening; `audience` None means everyone."""
+
+    round: int
+    turn: int
+    speaker: str
+    text: str
+    audience: frozenset[str] | None = None
+
+    def visible_to(self, name: str) -> bool:
+        return self.audience is None or name == self.speaker or name in self.audience
+
+
+def visible_entries(
+    transcript: Sequence[Entry], viewer: str, current_round: int, memory_rounds: int | None
+) -> list[Entry]:
+    """Entries `viewer` can see while round `current_round` is under way (or just finished).
+
+    The opening (round 0) is always shown; other entries are kept if they are within the last
+    `memory_rounds` rounds, counting the current one.
+    """
+    oldest = 1 if memory_rounds is None else current_round - memory_rounds + 1
+    return [e for e in transcript if e.visible_to(viewer) and (e.round == 0 or e.round >= oldest)]
+
+
+def render_view(entries: Sequence[Entry], viewer: str, self_name: str = "You") -> str:
+    """The transcript as text: the viewer's own lines under `self_name`, others by name."""
+    lines = []
+    for entry in entries:
+        speaker = self_name if entry.speaker == viewer else entry.speaker
+        lines.append(f"{speaker}: {entry.text.strip()}")
+    return "\n\n".join(lines)

@@ -1,0 +1,315 @@
+"""The room: agents, rounds, speaking order, memory window, visibility and private probes.
+
+The engine owns this bookkeeping; a paradigm only says what is asked in a turn and at a checkpoint.
+Prompts put stable parts first (system, persona, preamble) and the changing history after, which
+suits the prefix caches of llama.cpp, vLLM and SGLang servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from backchannel.backends import GenerationSettings, Message, OutputConstraint
+from backchannel.engine._agent import Agent
+from backchannel.engine._events import Event
+from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
+from backchannel.engine._order import OrderPolicy, speaking_order
+
+if TYPE_CHECKING:
+    from backchannel.engine._conversation import ConversationContext
+
+PROBE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=128)
+InstructionFor = Callable[[Agent], str] | str
+
+
+class Room:
+    """A group of agents talking in rounds; see `ConversationContext.room`."""
+
+    def __init__(
+        self,
+        context: ConversationContext,
+        agents: Sequence[Agent],
+        *,
+        memory_rounds: int | None,
+        order: OrderPolicy,
+        opening: str | None,
+        preamble: str,
+    ) -> None:
+        names = [a.name for a in agents]
+        if len(set(names)) != len(names):
+            raise ValueError(f"agent names must be distinct: {names}")
+        if memory_rounds is not None and memory_rounds < 1:
+            raise ValueError("memory_rounds must be at least 1 (or None for everything)")
+        self.context = context
+        self.agents = list(agents)
+        self.memory_rounds = memory_rounds
+        self.order_policy: OrderPolicy = order
+        self.preamble = preamble
+        self.transcript: list[Entry] = []
+        self.current_round = 0
+        if opening is not None:
+            self.transcript.append(Entry(0, 0, MODERATOR, opening))
+            context.record(
+                kind="message",
+                name="opening",
+                round=0,
+                turn=0,
+                agent="moderator",
+                role="moderator",
+                channel="public",
+                text=opening,
+            )
+
+    def agent(self, name: str) -> Agent:
+        for agent in self.agents:
+            if agent.name == name:
+                return agent
+        raise KeyError(name)
+
+    def order(self, round_number: int) -> list[Agent]:
+        return speaking_order(
+            self.agents, round_number, self.order_policy, self.context.experiment_seed
+        )
+
+    def view(
+        self,
+        viewer: str,
+        *,
+        self_name: str = "You",
+        full_history: bool = False,
+    ) -> str:
+        """What `viewer` remembers now, as text."""
+        entries = visible_entries(
+            self.transcript,
+            viewer,
+            self.current_round,
+            None if full_history else self.memory_rounds,
+        )
+        return render_view(entries, viewer, self_name)
+
+    def prompt(
+        self,
+        agent: Agent,
+        instruction: str,
+        *,
+        self_name: str = "You",
+        full_history: bool = False,
+    ) -> list[Message]:
+        """System and persona, then the preamble, the agent's memory view and the instruction."""
+        messages = []
+        system = "\n\n".join(part for part in (agent.system, agent.persona) if part)
+        if system:
+            messages.append(Message("system", system))
+        history = self.view(agent.name, self_name=self_name, full_history=full_history)
+        parts = [self.preamble] if self.preamble else []
+        if history:
+            parts.append("Conversation so far:\n\n" + history)
+        parts.append(instruction)
+        messages.append(Message("user", "\n\n".join(parts)))
+        return messages
+
+    async def speak(
+        self,
+        agent: Agent,
+        instruction: str,
+        *,
+        round: int,
+        turn: int,
+        audience: Iterable[str] | None = None,
+        constraint: OutputConstraint | None = None,
+        name: str = "turn",
+        meta: dict[str, Any] | None = None,
+    ) -> Event:
+        """One turn: the agent answers from its view; the answer enters the transcript."""
+        self.current_round = max(self.current_round, round)
+        event, request = self._turn_request(
+            agent,
+            instruction,
+            round=round,
+            turn=turn,
+            audience=audience,
+            constraint=constraint,
+            name=name,
+            meta=meta,
+        )
+        event.fill(await self.context.generate(request))
+        self.context.log.complete(event)
+        self._append(event, audience)
+        return event
+
+    def _turn_request(
+        self,
+        agent: Agent,
+        instruction: str,
+        *,
+        round: int,
+        turn: int,
+        audience: Iterable[str] | None,
+        constraint: OutputConstraint | None,
+        name: str,
+        meta: dict[str, Any] | None,
+    ) -> tuple[Event, Any]:
+        messages = self.prompt(agent, instruction)
+        extra = dict(meta or {})
+        if audience is not None:
+            extra["audience"] = sorted(audience)
+        event = self.context.log.reserve(
+            kind="message",
+            name=name,
+            round=round,
+            turn=turn,
+            agent=agent.name,
+            role=agent.role,
+            channel="public",
+            meta=extra,
+        )
+        request = self.context.request(
+            agent.model,
+            messages,
+            seq=event.seq,
+            settings=agent.settings,
+            constraint=constraint,
+            critical=True,
+        )
+        return event, request
+
+    def _append(self, event: Event, audience: Iterable[str] | None) -> None:
+        if event.status == "ok" or event.text:
+            self.transcript.append(
+                Entry(
+                    event.round,
+                    event.turn or 0,
+                    event.agent,
+                    event.text,
+                    None if audience is None else frozenset(audience),
+                )
+            )
+
+    async def run_round(
+        self,
+        round_number: int,
+        instruction_for: InstructionFor,
+        *,
+        simultaneous: bool = False,
+        constraint: OutputConstraint | None = None,
+        name: str = "turn",
+    ) -> list[Event]:
+        """Every agent speaks once, in this round's order.
+
+        With `simultaneous`, all agents answer from the view before the round, concurrently, and
+        nobody sees another's message of the same round.
+        """
+        self.current_round = round_number
+        agents = self.order(round_number)
+
+        def instruction(agent: Agent) -> str:
+            return instruction_for if isinstance(instruction_for, str) else instruction_for(agent)
+
+        if not simultaneous:
+            return [
+                await self.speak(
+                    agent,
+                    instruction(agent),
+                    round=round_number,
+                    turn=turn,
+                    constraint=constraint,
+                    name=name,
+                )
+                for turn, agent in enumerate(agents)
+            ]
+        prepared = [
+            self._turn_request(
+                agent,
+                instruction(agent),
+                round=round_number,
+                turn=turn,
+                audience=None,
+                constraint=constraint,
+                name=name,
+                meta=None,
+            )
+            for turn, agent in enumerate(agents)
+        ]
+        completions = await asyncio.gather(
+            *(self.context.generate(request) for _, request in prepared)
+        )
+        events = []
+        for (event, _), completion in zip(prepared, completions, strict=True):
+            event.fill(completion)
+            self.context.log.complete(event)
+            self._append(event, None)
+            events.append(event)
+        return events
+
+    def probe(
+        self,
+        agent: Agent,
+        question: str,
+        *,
+        checkpoint: int,
+        name: str = "answer",
+        constraint: OutputConstraint | None = None,
+        settings: GenerationSettings = PROBE_SETTINGS,
+        self_name: str = "You",
+        full_history: bool = False,
+        kind: str = "probe",
+        meta: dict[str, Any] | None = None,
+    ) -> asyncio.Task[Event]:
+        """Ask `agent` privately, from its current view; the answer never enters the room.
+
+        The prompt is fixed now; the call runs off the critical path (await the task, or
+        `context.drain()`), so the next turns need not wait for it.
+        """
+        messages = self.prompt(agent, question, self_name=self_name, full_history=full_history)
+        event = self.context.log.reserve(
+            kind=kind,
+            name=name,
+            round=checkpoint,
+            turn=None,
+            agent=agent.name,
+            role=agent.role,
+            channel="private",
+            meta=meta,
+        )
+        request = self.context.request(
+            agent.model,
+            messages,
+            seq=event.seq,
+            settings=settings,
+            constraint=constraint,
+            critical=False,
+        )
+
+        async def call() -> Event:
+            event.fill(await self.context.generate(request))
+            self.context.log.complete(event)
+            return event
+
+        return self.context.spawn(call())
+
+    def checkpoint(
+        self,
+        checkpoint: int,
+        agents: Sequence[Agent],
+        question_for: InstructionFor,
+        *,
+        name: str = "answer",
+        constraint: OutputConstraint | None = None,
+        settings: GenerationSettings = PROBE_SETTINGS,
+        self_name: str = "You",
+    ) -> list[asyncio.Task[Event]]:
+        """Probe each agent privately at once; the probes of one checkpoint run concurrently."""
+        return [
+            self.probe(
+                agent,
+                question_for if isinstance(question_for, str) else question_for(agent),
+                checkpoint=checkpoint,
+                name=name,
+                constraint=constraint,
+                settings=settings,
+                self_name=self_name,
+            )
+            for agent in agents
+        ]

@@ -1,0 +1,84 @@
+"""Runs many conversations at once on one event loop.
+
+Turns within a conversation stay in order; conversations overlap freely, bounded by `max_active`;
+the per-endpoint in-flight limits (with critical-path priority) keep servers saturated without
+flooding them. The first BackendUnavailable stops everything: no conversation could succeed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from backchannel.backends import LLMClient
+from backchannel.engine._conversation import ConversationContext, ConversationSpec
+from backchannel.errors import BackendUnavailable
+
+
+@dataclass
+class ConversationOutcome:
+    """A finished conversation: its context (events, usage, meta) and whether it failed."""
+
+    spec: ConversationSpec
+    position: int
+    context: ConversationContext
+    status: str
+    error: str | None = None
+
+
+async def run_conversation(
+    spec: ConversationSpec,
+    position: int,
+    run: Callable[[ConversationContext], Awaitable[None]],
+    settings: Any,
+    client: LLMClient,
+    experiment_seed: int,
+) -> ConversationOutcome:
+    """Run one conversation to the end; a bug in a protocol fails only this conversation."""
+    context = ConversationContext(spec, settings, client, experiment_seed=experiment_seed)
+    try:
+        await run(context)
+        await context.drain()
+    except BackendUnavailable:
+        await context.cancel_background()
+        raise
+    except asyncio.CancelledError:
+        await context.cancel_background()
+        raise
+    except Exception as error:
+        await context.cancel_background()
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        return ConversationOutcome(spec, position, context, "failed", detail)
+    return ConversationOutcome(spec, position, context, "done")
+
+
+async def schedule(
+    specs: Sequence[tuple[int, ConversationSpec]],
+    start: Callable[[int, ConversationSpec], Awaitable[ConversationOutcome]],
+    on_done: Callable[[ConversationOutcome], None],
+    *,
+    max_active: int,
+) -> None:
+    """Run `start` for every spec with at most `max_active` at once; `on_done` as each ends."""
+    queue: asyncio.Queue[tuple[int, ConversationSpec]] = asyncio.Queue()
+    for entry in specs:
+        queue.put_nowait(entry)
+
+    async def worker() -> None:
+        while True:
+            try:
+                position, spec = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            on_done(await start(position, spec))
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(max_active, len(specs))))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)

@@ -1,0 +1,70 @@
+"""Designs are data: factors and levels expand here, and only here, into conversation specs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from backchannel.engine import ConversationSpec, Item
+from backchannel.errors import ConfigError
+from backchannel.experiment._load import LoadedExperiment
+from backchannel.seeding import derive_seed
+
+
+def cell_key(cell: dict[str, Any]) -> str:
+    """`factor=level;...` sorted by factor name: a readable, stable name of a cell."""
+    return ";".join(
+        f"{name}={json.dumps(cell[name]) if not isinstance(cell[name], str) else cell[name]}"
+        for name in sorted(cell)
+    )
+
+
+def expand_cells(
+    factors: dict[str, list[Any]], exclude: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """All combinations of levels, in declaration order, minus the excluded partial combinations."""
+    for rule in exclude:
+        unknown = set(rule) - set(factors)
+        if unknown:
+            raise ConfigError(
+                f"exclude names unknown factors {sorted(unknown)}; factors are {sorted(factors)}"
+            )
+    names = list(factors)
+    cells = [
+        dict(zip(names, levels, strict=True)) for levels in itertools.product(*factors.values())
+    ]
+    return [
+        c for c in cells if not any(all(c[k] == v for k, v in rule.items()) for rule in exclude)
+    ]
+
+
+def expand(loaded: LoadedExperiment) -> list[ConversationSpec]:
+    """cells x items x replicates, each with a seed derived from the experiment seed."""
+    experiment, paradigm, settings = loaded.experiment, loaded.paradigm, loaded.settings
+    cells = expand_cells(experiment.factors, experiment.exclude)
+    for cell in cells:
+        paradigm.check_cell(cell, settings)
+    items: list[Item] = paradigm.items(settings, experiment.seed)
+    if experiment.items_limit is not None:
+        items = items[: experiment.items_limit]
+    if not items:
+        raise ConfigError(f"{loaded.path}: the experiment has no items")
+    specs = []
+    for cell in cells:
+        key = cell_key(cell)
+        for item in items:
+            for replicate in range(experiment.replicates):
+                conversation_id = f"{key or 'all'}/{item.item_id}/{replicate}"
+                specs.append(
+                    ConversationSpec(
+                        conversation_id=conversation_id,
+                        paradigm=experiment.paradigm,
+                        cell=dict(cell),
+                        cell_key=key,
+                        item=item,
+                        replicate=replicate,
+                        seed=derive_seed(experiment.seed, conversation_id),
+                    )
+                )
+    return specs

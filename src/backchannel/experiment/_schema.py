@@ -1,0 +1,113 @@
+"""The experiment file, validated with pydantic: every field documented, unknown fields refused."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from backchannel.backends import EndpointSettings, LocalSettings, Price, RetryPolicy
+
+
+class PriceConfig(BaseModel):
+    """US dollars per million tokens, for cost accounting."""
+
+    model_config = ConfigDict(extra="forbid")
+    prompt_per_million: float = Field(0.0, ge=0)
+    completion_per_million: float = Field(0.0, ge=0)
+
+
+class EndpointConfig(BaseModel):
+    """An OpenAI-compatible server for the `openai/...` models whose names match `models`."""
+
+    model_config = ConfigDict(extra="forbid")
+    models: str = Field("openai/*", description="Glob over model strings, e.g. 'openai/llama-*'.")
+    base_url: str | None = Field(
+        None, description="Server URL ending in /v1; else OPENAI_BASE_URL."
+    )
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the key; else OPENAI_API_KEY."
+    )
+    api_key: str | None = Field(
+        None, description="The key itself (never stored); prefer api_key_env.", repr=False
+    )
+    max_in_flight: int = Field(64, ge=1, description="In-flight requests; well above server slots.")
+    timeout_s: float = Field(120.0, gt=0, description="Seconds before a request times out.")
+    constrained: Literal["json_schema", "grammar", "none"] = Field(
+        "json_schema",
+        description="Constrained decoding: json_schema (OpenAI, vLLM, SGLang), grammar (llama.cpp "
+        "GBNF), none (validate and re-ask only).",
+    )
+    price: PriceConfig = Field(default_factory=PriceConfig)
+
+    def to_settings(self) -> EndpointSettings:
+        return EndpointSettings(
+            models=self.models,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            api_key_env=self.api_key_env,
+            max_in_flight=self.max_in_flight,
+            timeout_s=self.timeout_s,
+            constrained=self.constrained,
+            price=Price(self.price.prompt_per_million, self.price.completion_per_million),
+        )
+
+
+class LocalConfig(BaseModel):
+    """The embedded llama.cpp server for `local/...` models."""
+
+    model_config = ConfigDict(extra="forbid")
+    parallel: int = Field(4, ge=1, description="Parallel slots (requests decoded together).")
+    context_per_slot: int = Field(4096, ge=256, description="Context length of each slot.")
+    threads: int | None = Field(None, ge=1, description="CPU threads; default all cores.")
+
+    def to_settings(self) -> LocalSettings:
+        return LocalSettings(self.parallel, self.context_per_slot, self.threads)
+
+
+class RetryConfig(BaseModel):
+    """Retries of rate limits, server errors, timeouts and dropped connections."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_retries: int = Field(6, ge=0)
+    base_delay_s: float = Field(0.5, ge=0)
+    max_delay_s: float = Field(30.0, ge=0)
+
+    def to_policy(self) -> RetryPolicy:
+        return RetryPolicy(self.max_retries, self.base_delay_s, self.max_delay_s)
+
+
+class Experiment(BaseModel):
+    """One experiment file. Precedence: command line > experiment file > paradigm defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, description="A name for the experiment.")
+    paradigm: str = Field(description="discussion, peer_pressure, dyad or council.")
+    seed: int = Field(0, description="Experiment seed; every conversation's seed derives from it.")
+    replicates: int = Field(1, ge=1, description="Conversations per cell and item.")
+    factors: dict[str, list[Any]] = Field(
+        default_factory=dict,
+        description="Design factors and their levels; cells are all combinations.",
+    )
+    exclude: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Partial combinations of levels to leave out of the design.",
+    )
+    items_limit: int | None = Field(None, ge=1, description="Use only the first N items.")
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="The paradigm's own settings (see its documentation)."
+    )
+    endpoints: list[EndpointConfig] = Field(default_factory=list)
+    local: LocalConfig = Field(default_factory=LocalConfig)
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    max_reasks: int = Field(2, ge=0, description="Re-asks after an unreadable constrained answer.")
+
+    @field_validator("factors")
+    @classmethod
+    def _levels_not_empty(cls, factors: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for name, levels in factors.items():
+            if not levels:
+                raise ValueError(f"factor {name!r} has no levels")
+            if len({repr(level) for level in levels}) != len(levels):
+                raise ValueError(f"factor {name!r} repeats a level")
+        return factors

@@ -1,0 +1,236 @@
+"""The run store: one SQLite database (WAL) per run directory.
+
+Each conversation's events, usage and status are committed in one transaction when it finishes,
+so a killed run loses at most the conversations in flight and never leaves half a conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from backchannel.analysis import CONVERSATION_BASE_COLUMNS, RunTables
+from backchannel.backends import Usage, UsageMeter
+from backchannel.engine import ConversationSpec, Event
+from backchannel.errors import RunDirectoryError
+from backchannel.store._schema import migrate
+
+DATABASE_NAME = "run.sqlite"
+CACHE_NAME = "cache.sqlite"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+class RunStore:
+    """Open (or create) the store of one run directory."""
+
+    def __init__(self, directory: Path, *, create: bool = False) -> None:
+        self.directory = directory
+        path = directory / DATABASE_NAME
+        if not path.exists() and not create:
+            raise RunDirectoryError(
+                f"{directory} is not a run directory (no {DATABASE_NAME}); "
+                "create one with `backchannel run EXPERIMENT.yaml -o DIR`"
+            )
+        directory.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA busy_timeout=10000")
+        migrate(self._db)
+
+    # manifest -----------------------------------------------------------------------------
+    def manifest(self) -> dict[str, Any]:
+        return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM manifest")}
+
+    def write_manifest(self, values: dict[str, Any]) -> None:
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO manifest (key, value) VALUES (?, ?)",
+                [(k, _json(v)) for k, v in values.items()],
+            )
+
+    # conversations ------------------------------------------------------------------------
+    def finished_ids(self) -> set[str]:
+        rows = self._db.execute("SELECT conversation_id FROM conversations WHERE status = 'done'")
+        return {row[0] for row in rows}
+
+    def commit_conversation(
+        self,
+        spec: ConversationSpec,
+        position: int,
+        events: Iterable[Event],
+        usage: UsageMeter,
+        meta: dict[str, Any],
+        *,
+        status: str = "done",
+        error: str | None = None,
+    ) -> None:
+        """Store one finished conversation, replacing any earlier failed attempt, atomically."""
+        with self._transaction():
+            self._db.execute(
+                "DELETE FROM conversations WHERE conversation_id = ?", (spec.conversation_id,)
+            )
+            self._db.execute(
+                "INSERT INTO conversations (conversation_id, cell_key, cell, item_id, replicate, "
+                "seed, status, error, meta, position, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    spec.conversation_id,
+                    spec.cell_key,
+                    _json(spec.cell),
+                    spec.item.item_id,
+                    spec.replicate,
+                    spec.seed,
+                    status,
+                    error,
+                    _json({"item": spec.item.payload, **meta}),
+                    position,
+                    time.time(),
+                ),
+            )
+            self._db.executemany(
+                "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        spec.conversation_id,
+                        e.seq,
+                        e.kind,
+                        e.name,
+                        e.round,
+                        e.turn,
+                        e.agent,
+                        e.role,
+                        e.channel,
+                        e.text,
+                        None if e.value is None else _json(e.value),
+                        e.status,
+                        e.model,
+                        e.prompt_tokens,
+                        e.completion_tokens,
+                        e.latency_s,
+                        int(e.cached),
+                        _json(e.meta),
+                    )
+                    for e in events
+                ],
+            )
+            self._db.executemany(
+                "INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        spec.conversation_id,
+                        model,
+                        u.calls,
+                        u.cache_hits,
+                        u.prompt_tokens,
+                        u.completion_tokens,
+                        u.retries,
+                        u.reasks,
+                        u.failures,
+                        u.parse_failures,
+                        u.cost,
+                    )
+                    for model, u in usage.by_model.items()
+                ],
+            )
+
+    def add_labels(
+        self, judge: str, rows: Iterable[tuple[str, int, str | None, str, str, str]]
+    ) -> int:
+        """Store (conversation_id, event_seq, label, status, text, model) rows under `judge`."""
+        rows = list(rows)
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO labels (conversation_id, event_seq, judge, label, status, "
+                "text, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (c, s, judge, label, status, text, model)
+                    for c, s, label, status, text, model in rows
+                ],
+            )
+        return len(rows)
+
+    def counts(self) -> dict[str, int]:
+        done, failed = self._db.execute(
+            "SELECT COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'failed'), 0) "
+            "FROM conversations"
+        ).fetchone()
+        events = self._db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        return {"done": int(done), "failed": int(failed), "events": int(events)}
+
+    def usage(self) -> UsageMeter:
+        meter = UsageMeter()
+        for row in self._db.execute(
+            "SELECT model, SUM(calls), SUM(cache_hits), SUM(prompt_tokens), "
+            "SUM(completion_tokens), "
+            "SUM(retries), SUM(reasks), SUM(failures), SUM(parse_failures), SUM(cost) "
+            "FROM usage GROUP BY model"
+        ):
+            meter.model(row[0]).add(Usage(*row[1:]))
+        return meter
+
+    # tables -------------------------------------------------------------------------------
+    def tables(self) -> RunTables:
+        """The tidy tables of everything stored (see docs/data-schema.md)."""
+        manifest = self.manifest()
+        run_id = str(manifest.get("run_id", self.directory.name))
+        conversations = pd.read_sql_query(
+            "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, meta "
+            "FROM conversations ORDER BY position",
+            self._db,
+        )
+        conversations.insert(0, "run_id", run_id)
+        conversations.insert(2, "paradigm", manifest.get("paradigm", ""))
+        factors = list(manifest.get("factors", []))
+        cells = conversations["cell"].map(json.loads)
+        for factor in factors:
+            conversations[factor] = cells.map(lambda c, f=factor: c.get(f))
+        conversations = conversations[[*CONVERSATION_BASE_COLUMNS, *factors]]
+        order = {cid: i for i, cid in enumerate(conversations["conversation_id"])}
+        events = pd.read_sql_query("SELECT * FROM events", self._db)
+        events.insert(0, "run_id", run_id)
+        events["cached"] = events["cached"].astype(bool)
+        events["turn"] = events["turn"].astype("Int64")
+        events = _in_conversation_order(events, order, "seq")
+        labels = pd.read_sql_query("SELECT * FROM labels", self._db)
+        labels.insert(0, "run_id", run_id)
+        labels = _in_conversation_order(labels, order, "event_seq", "judge")
+        return RunTables(events, labels, conversations, manifest)
+
+    # plumbing -----------------------------------------------------------------------------
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _in_conversation_order(frame: pd.DataFrame, order: dict[str, int], *keys: str) -> pd.DataFrame:
+    position = frame["conversation_id"].map(order).fillna(len(order))
+    return (
+        frame.assign(_position=position)
+        .sort_values(["_position", *keys], kind="stable")
+        .drop(columns="_position")
+        .reset_index(drop=True)
+    )
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        self._db.execute("COMMIT" if kind is None else "ROLLBACK")
