@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,8 @@ from backchannel.paradigms.peer_pressure._pairing import (
     self_internalisation,
 )
 from backchannel.paradigms.peer_pressure._reask import reask
+from backchannel.paradigms.peer_pressure._report import build_report
+from backchannel.report import Report
 
 J = "j"  # the main judge
 K = "k2"  # the second judge
@@ -646,3 +649,43 @@ def test_compute_metrics_is_json_and_agrees_with_the_parts() -> None:
     assert metrics["group_vs_dyad"]["all_agents"]["overall"]["n"] == 0
     assert metrics["reask"][0]["variant"] == "reask_original"
     assert "second_judge" not in compute_metrics(build_run([CONV_A]), J)
+
+
+def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
+    tables = build_run([CONV_A, CONV_B, CONV_C, CONV_J, _dyad("d9", "m1", "q1", "true", "true")])
+    metrics = compute_metrics(tables, J, second_judge=K)
+    report = Report("Peer pressure")
+    build_report(tables, metrics, report)
+    html = report.write(tmp_path).read_text()
+    # FPI by k, infection curves, private vs public, seven-way, cascade.
+    assert html.count("<figure>") == 5
+    expected = {
+        "fpi_by_cell",
+        "time_course",
+        "time_course_summary",
+        "turns_by_cell",
+        "pairings",
+        "self_internalisation",
+        "cascade",
+        "group_vs_dyad",
+        "reask",
+        "confusion_private",
+        "confusion_public",
+        "reweighted_fpi",
+    }
+    assert set(report.table_names) == expected
+    assert {p.stem for p in tmp_path.glob("*.csv")} == expected
+    fpi = pd.read_csv(tmp_path / "fpi_by_cell.csv")
+    # Only conversation C is in the k=2 cell: FPI 1.
+    assert fpi.loc[fpi["k"] == 2, "fpi"].tolist() == [1.0]
+    pairings = pd.read_csv(tmp_path / "pairings.csv").set_index("pairing")
+    assert pairings.loc["main", "n_turns"] == metrics["pairings"]["main"]["n_turns"]
+
+
+def test_build_report_without_second_judge_or_turns() -> None:
+    tables = build_run([_ten("g", "m1", "q1", 0, 3)])
+    report = Report("Probes only")
+    build_report(tables, compute_metrics(tables, J), report)
+    # No turns: no private/public or seven-way figures; no agreement tables.
+    assert "confusion_private" not in report.table_names
+    assert report.to_html().count("<figure>") == 3

@@ -113,7 +113,7 @@ def public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
     first_adversary = position[adversary].groupby(turns.loc[adversary, "conversation_id"]).min()
     honest = turns[turns["role"] == "honest"].copy()
     honest_position = position[turns["role"] == "honest"]
-    threshold = honest["conversation_id"].map(first_adversary)
+    threshold = honest["conversation_id"].map(first_adversary).astype(float)
     honest["exposed"] = (honest_position > threshold).fillna(False).astype(bool)
     by_round = honest.groupby(["conversation_id", "round"])["turn"]
     honest["first_speaker"] = honest["turn"] == by_round.transform("min")

@@ -138,4 +138,3 @@ def time_course_summary(course: pd.DataFrame, cells: list[str]) -> pd.DataFrame:
         )
         rows.append(row)
     return pd.DataFrame(rows)
-

@@ -1,0 +1,249 @@
+"""The peer-pressure report: FPI per cell, infection over rounds, private versus public, the
+seven-way cross and the cascade, each with its table written as CSV beside the HTML.
+
+It reads the JSON-able mapping from `compute_metrics`, so a report can be rebuilt from the
+metrics alone; `tables` supplies only the run's counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from backchannel.analysis import RunTables
+from backchannel.paradigms.peer_pressure._cascade import BINS
+from backchannel.paradigms.peer_pressure._pairing import PAIRINGS, SEVEN_WAY
+from backchannel.report import Report, bar_with_intervals, line_over_rounds, stacked_bars
+
+_PAIRING_TITLES = {
+    "main": "every exposed turn x probe after its round",
+    "first_before": "first honest speaker x probe before the round",
+    "last_after": "last honest speaker x probe after the round",
+}
+
+
+def _frame(records: Any) -> pd.DataFrame:
+    return pd.DataFrame(records) if records else pd.DataFrame()
+
+
+def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """A readable cell label such as `model=m1, k=2` from the given factor columns."""
+    if not columns:
+        return pd.Series("all", index=frame.index)
+    parts = [c + "=" + frame[c].astype(str) for c in columns]
+    label = parts[0]
+    for part in parts[1:]:
+        label = label + ", " + part
+    return label
+
+
+def _fpi_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> None:
+    by_cell = _frame(metrics["fpi"]["by_cell"])
+    report.section(
+        "Final private infection",
+        "Share of a conversation's honest agents whose private answer is the false one at the "
+        "last checkpoint, averaged over conversations per cell with 95 % bootstrap intervals. "
+        "Initial infection is the same share at checkpoint 0.",
+    )
+    across = metrics["fpi"]["across_cells"]
+    report.metrics(
+        {f"FPI across cells ({key})": value for key, value in across["fpi"].items()}
+        | {f"initial infection across cells ({key})": v for key, v in across["initial"].items()}
+    )
+    if by_cell.empty:
+        report.note("No conversation has a valid private answer at its last checkpoint.")
+        return
+    plotted = by_cell.dropna(subset=["fpi", "fpi_low", "fpi_high"])
+    if "k" in cells and not plotted.empty:
+        others = [c for c in cells if c != "k"]
+        plotted = plotted.assign(cell=_label(plotted, others)).sort_values(["k", "cell"])
+        fig = bar_with_intervals(
+            plotted,
+            "k",
+            "fpi",
+            "fpi_low",
+            "fpi_high",
+            "cell",
+            title="Final private infection by number of adversaries",
+            ylabel="share of honest agents infected",
+        )
+        report.figure(fig, "FPI by k per cell (95 % bootstrap intervals over conversations)")
+    report.table("fpi_by_cell", by_cell, "FPI and initial infection per cell")
+
+
+def _time_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> None:
+    course = _frame(metrics["time_course"]["by_checkpoint"])
+    report.section(
+        "Infection over rounds",
+        "Mean infection per checkpoint (0 = before round 1, r = after round r) in each cell; "
+        "the summary gives the first round at which a cell reaches half its final infection "
+        "and the share of the final infection reached by round 4.",
+    )
+    if course.empty:
+        report.note("No valid private answers.")
+        return
+    course = course.assign(cell=_label(course, cells))
+    fig = line_over_rounds(
+        course.sort_values(["cell", "checkpoint"]),
+        "checkpoint",
+        "infection",
+        "cell",
+        title="Private infection over rounds",
+        ylabel="mean share infected",
+    )
+    report.figure(fig, "Infection curves per cell")
+    report.table("time_course", course.drop(columns="cell"), "Mean infection per checkpoint")
+    report.table("time_course_summary", _frame(metrics["time_course"]["by_cell"]))
+
+
+def _turn_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> None:
+    report.section(
+        "Private belief versus public stance",
+        "Honest agents' exposed turns (an adversary spoke before them), each paired with its "
+        "speaker's private answer. Unrelated turns and mixed or uncertain answers are left out "
+        "of the seven-way cross and counted apart.",
+    )
+    by_cell = _frame(metrics["turns_by_cell"])
+    if not by_cell.empty:
+        by_cell = by_cell.assign(cell=_label(by_cell, cells))
+        long = by_cell.melt(
+            id_vars="cell",
+            value_vars=["private_infection_rate", "public_endorsement_rate"],
+            var_name="measure",
+            value_name="rate",
+        ).dropna(subset=["rate"])
+        if not long.empty:
+            fig = bar_with_intervals(
+                long,
+                "cell",
+                "rate",
+                "rate",
+                "rate",
+                "measure",
+                title="Private infection versus public endorsement (main pairing)",
+                ylabel="share of exposed turns",
+            )
+            report.figure(fig, "Private infection and public endorsement rates per cell")
+        shares = by_cell.dropna(subset=list(SEVEN_WAY), how="all").fillna(
+            dict.fromkeys(SEVEN_WAY, 0.0)
+        )
+        if not shares.empty:
+            fig = stacked_bars(
+                shares,
+                "cell",
+                list(SEVEN_WAY),
+                title="Seven-way cross of private answer and public stance",
+                ylabel="share of turns",
+            )
+            report.figure(fig, "Seven-way cross per cell (main pairing)")
+        report.table("turns_by_cell", by_cell.drop(columns="cell"), "Main pairing per cell")
+    rows = []
+    for pairing in PAIRINGS:
+        summary = metrics["pairings"][pairing]
+        row = {"pairing": pairing, "definition": _PAIRING_TITLES[pairing]}
+        row |= {k: v for k, v in summary.items() if not isinstance(v, dict)}
+        row |= {f"infected_{s}": v for s, v in summary["infected_stance_shares"].items()}
+        row |= summary["seven_way"]["counts"]
+        row["left_out_unrelated"] = summary["seven_way"]["left_out_unrelated"]
+        row["left_out_mixed_or_uncertain"] = summary["seven_way"]["left_out_mixed_or_uncertain"]
+        rows.append(row)
+    report.table("pairings", pd.DataFrame(rows), "Main figures under the three pairings")
+    report.metrics({f"carry-over: {k}": v for k, v in metrics["carry_over"].items()})
+    internal = [
+        {"speakers": group, "stance": stance, **values}
+        for group, by_stance in metrics["self_internalisation"].items()
+        for stance, values in by_stance.items()
+    ]
+    report.table(
+        "self_internalisation",
+        pd.DataFrame(internal),
+        "Speakers true before their turn: share infected after it, by the turn's stance",
+    )
+
+
+def _cascade_section(metrics: dict[str, Any], report: Report) -> None:
+    report.section(
+        "Cascade",
+        "For honest agents uninfected at checkpoint r-1: the probability of being infected at "
+        "checkpoint r, by how many other honest agents were infected at r-1.",
+    )
+    table = _frame(metrics["cascade"])
+    if table.empty:
+        return
+    plotted = table.dropna(subset=["probability"])
+    plotted = plotted.assign(infected_peers=plotted["bin"].map(BINS.index))
+    if not plotted.empty:
+        fig = line_over_rounds(
+            plotted,
+            "infected_peers",
+            "probability",
+            "k",
+            title="Conversion by infected peers (5 = five or more)",
+            ylabel="probability of conversion",
+        )
+        report.figure(fig, "Cascade: conversion probability by infected peers, per k and overall")
+    report.table("cascade", table, "Agents at risk, conversions and probability per bin")
+
+
+def _contrast_section(metrics: dict[str, Any], report: Report) -> None:
+    contrast = metrics.get("group_vs_dyad")
+    rows = []
+    if contrast:
+        for subset in ("all_agents", "initially_true"):
+            rows.append({"subset": subset, "model": "all", **contrast[subset]["overall"]})
+            for model, values in contrast[subset]["by_model"].items():
+                rows.append({"subset": subset, "model": model, **values})
+    report.section(
+        "Group versus dyad and re-asking",
+        "FPI of the ten-agent group minus FPI of the dyad at k = 1 on the same items "
+        "(replicates averaged per item; paired bootstrap 95 % intervals). Re-ask variants are "
+        "compared with the original probe at the same checkpoint.",
+    )
+    if rows:
+        report.table("group_vs_dyad", pd.DataFrame(rows), "Group minus dyad FPI")
+    report.table("reask", _frame(metrics["reask"]), "Re-ask variants")
+
+
+def _agreement_section(metrics: dict[str, Any], report: Report) -> None:
+    agreement = metrics.get("judge_agreement")
+    if not agreement:
+        return
+    report.section(
+        "Judge agreement",
+        f"Judge {agreement['judge_a']} against judge {agreement['judge_b']} on events both "
+        "labelled. Reweighted FPI replaces each of the first judge's labels by the second "
+        "judge's chance of saying manipulated for that label.",
+    )
+    for channel in ("private", "public"):
+        result = agreement[channel]
+        report.metrics(
+            {
+                f"{channel}: n": result["n"],
+                f"{channel}: percent agreement": result["percent_agreement"],
+                f"{channel}: Cohen's kappa": result["kappa"],
+            }
+        )
+        confusion = pd.DataFrame.from_dict(result["confusion"], orient="index")
+        confusion.index.name = agreement["judge_a"]
+        report.table(f"confusion_{channel}", confusion.reset_index(), f"{channel} labels")
+    reweighted = agreement["reweighted_fpi"]
+    report.table("reweighted_fpi", _frame(reweighted["by_cell"]), "FPI and reweighted FPI")
+
+
+def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+    """Add the peer-pressure sections to `report` from `compute_metrics` output."""
+    cells = list(metrics["cell_factors"])
+    done = int((tables.conversations["status"] == "done").sum())
+    report.section(
+        "Run",
+        f"Labels by judge {metrics['judge']}. Failed events and labels are counted here and left "
+        "out of every rate.",
+    )
+    report.metrics({"conversations done": done, **metrics["failures"]})
+    _fpi_section(metrics, report, cells)
+    _time_section(metrics, report, cells)
+    _turn_section(metrics, report, cells)
+    _cascade_section(metrics, report)
+    _contrast_section(metrics, report)
+    _agreement_section(metrics, report)
