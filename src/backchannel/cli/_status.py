@@ -24,7 +24,8 @@ def status_command(
         store.close()
     out.print(f"run {manifest.get('run_id')} ({manifest.get('paradigm')}) in {run}")
     out.print(
-        f"conversations: {counts['done']} done, {counts['failed']} failed; events: {counts['events']}"
+        f"conversations: {counts['done']} done, {counts['failed']} failed; "
+        f"events: {counts['events']}"
     )
     total = usage.total()
     out.print(

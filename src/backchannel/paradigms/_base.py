@@ -51,7 +51,7 @@ class Paradigm(ABC):
 
     @abstractmethod
     async def run(self, ctx: ConversationContext) -> None:
-        """Run one conversation; events go to `ctx.log` through rooms, `ctx.ask` and `ctx.record`."""
+        """Run one conversation; events go to `ctx.log` via rooms, `ctx.ask`, `ctx.record`."""
 
     @abstractmethod
     def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
