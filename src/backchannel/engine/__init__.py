@@ -1,7 +1,7 @@
 """The engine: agents, rooms, rounds, memory views, private probes, events and the scheduler."""
 
 from backchannel.engine._agent import Agent
-from backchannel.engine._conversation import ConversationContext, ConversationSpec, Item
+from backchannel.engine._conversation import ConversationContext, ConversationSpec, Item, Label
 from backchannel.engine._events import Event, EventLog
 from backchannel.engine._memory import Entry, render_view, visible_entries
 from backchannel.engine._order import OrderPolicy, speaking_order
@@ -18,6 +18,7 @@ __all__ = [
     "Event",
     "EventLog",
     "Item",
+    "Label",
     "OrderPolicy",
     "Room",
     "render_view",

@@ -43,6 +43,18 @@ class Item:
 
 
 @dataclass(frozen=True, slots=True)
+class Label:
+    """A judge's label of one event of this conversation (stored in the labels table)."""
+
+    event_seq: int
+    judge: str
+    label: str | None
+    status: str
+    text: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
 class ConversationSpec:
     """One cell x item x replicate, with its own seed."""
 
@@ -74,6 +86,7 @@ class ConversationContext:
         self.log = EventLog()
         self.usage = UsageMeter()
         self.meta: dict[str, Any] = {}
+        self.labels: list[Label] = []
         self._background: list[asyncio.Task[Any]] = []
 
     def room(
@@ -187,6 +200,21 @@ class ConversationContext:
         event.text, event.value = text, value
         self.log.complete(event)
         return event
+
+    def label(
+        self,
+        event: Event,
+        judge: str,
+        label: str | None,
+        *,
+        status: str = "ok",
+        text: str = "",
+        model: str = "rule",
+    ) -> Label:
+        """Attach an inline judge's label to an event; stored with the conversation."""
+        row = Label(event.seq, judge, label, status, text, model)
+        self.labels.append(row)
+        return row
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run off the critical path; `drain` waits for it before the conversation is stored."""

@@ -17,7 +17,7 @@ import pandas as pd
 
 from backchannel.analysis import CONVERSATION_BASE_COLUMNS, RunTables
 from backchannel.backends import Usage, UsageMeter
-from backchannel.engine import ConversationSpec, Event
+from backchannel.engine import ConversationSpec, Event, Label
 from backchannel.errors import RunDirectoryError
 from backchannel.store._schema import migrate
 
@@ -72,6 +72,7 @@ class RunStore:
         usage: UsageMeter,
         meta: dict[str, Any],
         *,
+        labels: Iterable[Label] = (),
         status: str = "done",
         error: str | None = None,
     ) -> None:
@@ -141,6 +142,14 @@ class RunStore:
                         u.cost,
                     )
                     for model, u in usage.by_model.items()
+                ],
+            )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO labels (conversation_id, event_seq, judge, label, status, "
+                "text, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (spec.conversation_id, x.event_seq, x.judge, x.label, x.status, x.text, x.model)
+                    for x in labels
                 ],
             )
 
