@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from backchannel.analysis import RunTables
 from backchannel.paradigms.peer_pressure._cascade import BINS
@@ -28,14 +29,22 @@ def _frame(records: Any) -> pd.DataFrame:
 
 
 def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """A readable cell label such as `model=m1, k=2` from the given factor columns."""
-    if not columns:
-        return pd.Series("all", index=frame.index)
-    parts = [c + "=" + frame[c].astype(str) for c in columns]
+    """A short cell label such as `model=m1, k=2` from the factors that vary in `frame`."""
+    varying = [c for c in columns if frame[c].nunique(dropna=False) > 1]
+    if not varying:
+        return pd.Series("all" if not columns else "one cell", index=frame.index)
+    parts = [c + "=" + frame[c].astype(str) for c in varying]
     label = parts[0]
     for part in parts[1:]:
         label = label + ", " + part
     return label
+
+
+def _slant_ticks(fig: Figure) -> None:
+    """Slant the x tick labels so long cell labels do not overlap."""
+    for tick in fig.axes[0].get_xticklabels():
+        tick.set_rotation(20)
+        tick.set_horizontalalignment("right")
 
 
 def _fpi_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> None:
@@ -124,7 +133,10 @@ def _turn_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> 
                 title="Private infection versus public endorsement (main pairing)",
                 ylabel="share of exposed turns",
             )
-            report.figure(fig, "Private infection and public endorsement rates per cell")
+            _slant_ticks(fig)
+            report.figure(
+                fig, "Private infection and public endorsement rates per cell (shares of turns)"
+            )
         shares = by_cell.dropna(subset=list(SEVEN_WAY), how="all").fillna(
             dict.fromkeys(SEVEN_WAY, 0.0)
         )
@@ -136,6 +148,7 @@ def _turn_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> 
                 title="Seven-way cross of private answer and public stance",
                 ylabel="share of turns",
             )
+            _slant_ticks(fig)
             report.figure(fig, "Seven-way cross per cell (main pairing)")
         report.table("turns_by_cell", by_cell.drop(columns="cell"), "Main pairing per cell")
     rows = []
