@@ -1,5 +1,16 @@
 """The policy-council paradigm: advocates debate, evaluators rank, a verifier checks."""
 
+from backchannel.paradigms.council._metrics import (
+    HYPOTHESES,
+    Hypothesis,
+    council_metrics,
+    deliberation_table,
+    pair_table,
+    score_table,
+)
+from backchannel.paradigms.council._protocol import Council
+from backchannel.paradigms.council._scenarios import Option, Scenario, load_scenario
+from backchannel.paradigms.council._settings import CouncilSettings, ValueSpec
 from backchannel.paradigms.council._stats import TestResult, bonferroni, mann_whitney, wilcoxon
 from backchannel.paradigms.council._tension import (
     DEFAULT_THRESHOLD,
@@ -28,23 +39,35 @@ from backchannel.paradigms.council._voting import (
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "HYPOTHESES",
     "TENSION_PAIRS",
     "VALUE_DEFINITIONS",
     "Ballot",
+    "Council",
+    "CouncilSettings",
+    "Hypothesis",
+    "Option",
     "PairVerdict",
+    "Scenario",
     "Tally",
     "TensionClass",
     "TensionPair",
     "TestResult",
+    "ValueSpec",
     "bonferroni",
     "borda",
     "class_counts",
     "classify",
+    "council_metrics",
     "credible_tension_rate",
+    "deliberation_table",
     "first_choice_concentration",
     "first_choice_entropy",
     "first_choice_shares",
+    "load_scenario",
     "mann_whitney",
+    "pair_table",
+    "score_table",
     "tension_partner",
     "tension_verdicts",
     "voice_authenticity_rate",

@@ -1,0 +1,408 @@
+"""The council protocol: debate, independent evaluation, verification, optional Delphi round."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from backchannel.backends import GenerationSettings, JsonSchema, Message, Request
+from backchannel.engine import Agent, ConversationContext, Event, Item
+from backchannel.errors import ConfigError
+from backchannel.paradigms._base import CallEstimate, Paradigm
+from backchannel.paradigms.council._metrics import council_metrics
+from backchannel.paradigms.council._profiling import assign_models, keyword_score
+from backchannel.paradigms.council._prompts import (
+    PROMPT_PACKAGE,
+    advocate_system,
+    delphi_messages,
+    evaluation_messages,
+    profile_messages,
+    redact_options,
+    scenario_text,
+    template,
+    verification_messages,
+)
+from backchannel.paradigms.council._roles import Seat, advocate_models, seats, verifier_model
+from backchannel.paradigms.council._scenarios import Scenario, load_scenario
+from backchannel.paradigms.council._settings import DELPHI_LEVELS, POOLS, CouncilSettings
+from backchannel.paradigms.council._tension import DEFAULT_THRESHOLD
+from backchannel.paradigms.council._values import tension_partner
+from backchannel.seeding import derive_seed
+
+if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
+    from backchannel.report import Report
+
+DEBATE_ROUNDS = (
+    ("position", "position.txt"),
+    ("critique", "critique.txt"),
+    ("rebuttal", "rebuttal.txt"),
+)
+EVALUATION_ROUND = len(DEBATE_ROUNDS)
+SCORE_SCHEMA = JsonSchema.of(
+    {
+        "type": "object",
+        "properties": {"score": {"type": "number", "minimum": 0, "maximum": 1}},
+        "required": ["score"],
+    },
+    name="verification",
+)
+
+
+def ranking_schema(option_ids: tuple[str, ...]) -> JsonSchema:
+    """A JSON object with a full ranking of the option ids and a rationale."""
+    return JsonSchema.of(
+        {
+            "type": "object",
+            "properties": {
+                "ranking": {
+                    "type": "array",
+                    "items": {"enum": list(option_ids)},
+                    "uniqueItems": True,
+                    "minItems": len(option_ids),
+                    "maxItems": len(option_ids),
+                },
+                "rationale": {"type": "string"},
+            },
+            "required": ["ranking", "rationale"],
+        },
+        name="ranking",
+    )
+
+
+def _cell_levels(cell: dict[str, Any], settings: CouncilSettings) -> tuple[str, str]:
+    return str(cell.get("pool", "A")), str(cell.get("delphi", settings.delphi))
+
+
+class Council(Paradigm):
+    """Three advocates debate a policy question in three rounds; evaluators, each holding one
+    value, rank the options independently; a verifier scores each rationale's faithfulness."""
+
+    name = "council"
+    Settings = CouncilSettings
+    prompt_package = PROMPT_PACKAGE
+
+    def items(self, settings: Any, seed: int) -> list[Item]:
+        scenarios = [load_scenario(name) for name in settings.scenarios]
+        ids = [s.id for s in scenarios]
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"scenario ids repeat: {ids}")
+        return [Item(s.id, s.as_dict()) for s in scenarios]
+
+    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
+        pool, delphi = _cell_levels(cell, settings)
+        if pool not in POOLS:
+            raise ConfigError(f"pool must be one of {POOLS}, got {pool!r}")
+        if delphi not in DELPHI_LEVELS:
+            raise ConfigError(f"delphi must be one of {DELPHI_LEVELS}, got {delphi!r}")
+        if pool == "B" and not settings.pool_models:
+            raise ConfigError("pool B needs `settings.pool_models`, the models of the pool")
+
+    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
+        pool, _ = _cell_levels(cell, settings)
+        found = {verifier_model(settings)} if settings.verify else set()
+        if pool == "A":
+            return found | {settings.single_model}
+        return found | set(settings.pool_models)
+
+    def estimate(self, cell: dict[str, Any], item: Item, settings: Any) -> CallEstimate:
+        pool, delphi = _cell_levels(cell, settings)
+        scenario = Scenario.from_dict(item.payload)
+        calls: dict[str, int] = {}
+
+        def add(model: str, n: int = 1) -> None:
+            calls[model] = calls.get(model, 0) + n
+
+        for model in advocate_models(settings, pool, len(scenario.options), 0):
+            add(model, len(DEBATE_ROUNDS))
+        roster = settings.roster
+        if pool == "B" and settings.profiling:
+            for model in settings.pool_models:
+                add(model, len(set(roster)))
+        for seat in seats(settings, pool, 0):
+            add(seat.model)
+            if settings.verify:
+                add(verifier_model(settings))
+            if delphi != "none" and _revises(seat, roster, delphi):
+                add(seat.model)
+        total = sum(calls.values())
+        prompt = total * 900
+        completion = total * min(settings.evaluator_max_tokens, 250)
+        return CallEstimate(calls, prompt, completion)
+
+    async def run(self, ctx: ConversationContext) -> None:
+        settings: CouncilSettings = ctx.settings
+        pool, delphi = _cell_levels(ctx.spec.cell, settings)
+        scenario = Scenario.from_dict(ctx.spec.item.payload)
+        assignment = (
+            await self._profile(ctx, settings) if pool == "B" and settings.profiling else None
+        )
+        council = seats(settings, pool, ctx.spec.replicate, assignment)
+        advocates = self._advocates(settings, scenario, pool, ctx.spec.replicate)
+        ctx.meta.update(
+            scenario=scenario.id,
+            options=list(scenario.option_ids),
+            favourite=scenario.favourite,
+            pool=pool,
+            delphi=delphi,
+            advocates=[{"name": a.name, "model": a.model} for a in advocates],
+            evaluators=[{"name": s.name, "value": s.value, "model": s.model} for s in council],
+            verifier=verifier_model(settings) if settings.verify else None,
+        )
+        debate = await self._debate(ctx, settings, scenario, advocates)
+        rankings = await asyncio.gather(
+            *(self._evaluate(ctx, settings, scenario, debate, seat) for seat in council)
+        )
+        follow_ups = []
+        if settings.verify:
+            follow_ups += [
+                self._verify(ctx, settings, scenario, seat, event)
+                for seat, event in zip(council, rankings, strict=True)
+                if event.status == "ok"
+            ]
+        if delphi != "none":
+            follow_ups += self._delphi(ctx, settings, scenario, debate, council, rankings, delphi)
+        await asyncio.gather(*follow_ups)
+        await ctx.drain()
+
+    def _advocates(
+        self, settings: CouncilSettings, scenario: Scenario, pool: str, replicate: int
+    ) -> list[Agent]:
+        turn = GenerationSettings(settings.temperature, max_tokens=settings.advocate_max_tokens)
+        models = advocate_models(settings, pool, len(scenario.options), replicate)
+        return [
+            Agent(
+                name=f"advocate_{option.id}",
+                role="advocate",
+                model=model,
+                system=advocate_system(scenario, option.id),
+                settings=turn,
+            )
+            for option, model in zip(scenario.options, models, strict=True)
+        ]
+
+    async def _debate(
+        self,
+        ctx: ConversationContext,
+        settings: CouncilSettings,
+        scenario: Scenario,
+        advocates: list[Agent],
+    ) -> str:
+        """Three simultaneous rounds; returns the full debate as text for the evaluators."""
+        room = ctx.room(
+            advocates, memory_rounds=None, order="fixed", preamble=scenario_text(scenario)
+        )
+        by_agent = {f"advocate_{o.id}": o for o in scenario.options}
+        lines = []
+        for number, (name, file) in enumerate(DEBATE_ROUNDS, start=1):
+
+            def instruction(agent: Agent, file: str = file) -> str:
+                option = by_agent[agent.name]
+                others = " and ".join(o.name for o in scenario.options if o.id != option.id)
+                return template(file).format(
+                    option_name=option.name, others=others, words=settings.advocate_words
+                )
+
+            events = await room.run_round(number, instruction, simultaneous=True, name=name)
+            for event in events:
+                option = by_agent[event.agent]
+                lines.append(f"[Round {number}, {name}, advocate of {option.name}]\n{event.text}")
+        return "\n\n".join(lines)
+
+    async def _evaluate(
+        self,
+        ctx: ConversationContext,
+        settings: CouncilSettings,
+        scenario: Scenario,
+        debate: str,
+        seat: Seat,
+    ) -> Event:
+        """Phase 2: one evaluator, alone with the debate and its value."""
+        value = settings.values[seat.value]
+        return await ctx.ask(
+            seat.model,
+            evaluation_messages(scenario, debate, value, settings.rationale_words),
+            kind="ranking",
+            name="ranking",
+            round=EVALUATION_ROUND,
+            agent=seat.name,
+            role="evaluator",
+            settings=GenerationSettings(
+                settings.temperature, max_tokens=settings.evaluator_max_tokens
+            ),
+            constraint=ranking_schema(scenario.option_ids),
+            critical=True,
+            meta={"value": seat.value},
+        )
+
+    async def _verify(
+        self,
+        ctx: ConversationContext,
+        settings: CouncilSettings,
+        scenario: Scenario,
+        seat: Seat,
+        ranking: Event,
+    ) -> Event:
+        """Phase 3: the verifier sees the value, its definition and the redacted rationale only."""
+        value = settings.values[seat.value]
+        rationale = redact_options(str(ranking.value["rationale"]), scenario)
+        event = ctx.log.reserve(
+            kind="score",
+            name="verification",
+            round=EVALUATION_ROUND,
+            turn=None,
+            agent="verifier",
+            role="verifier",
+            channel="private",
+            meta={"value": seat.value, "evaluator": seat.name},
+        )
+        request = ctx.request(
+            verifier_model(settings),
+            verification_messages(value, rationale),
+            seq=event.seq,
+            settings=GenerationSettings(0.0, max_tokens=settings.verifier_max_tokens),
+            constraint=SCORE_SCHEMA,
+            critical=False,
+        )
+        event.fill(await ctx.generate(request))
+        if event.status == "ok":
+            event.value = float(event.value["score"])
+        ctx.log.complete(event)
+        return event
+
+    def _delphi(
+        self,
+        ctx: ConversationContext,
+        settings: CouncilSettings,
+        scenario: Scenario,
+        debate: str,
+        council: list[Seat],
+        rankings: list[Event],
+        variant: str,
+    ) -> list[Any]:
+        """One revision per evaluator with a valid first ranking, shown what the variant shows."""
+        valid = {
+            seat.name: (seat, event)
+            for seat, event in zip(council, rankings, strict=True)
+            if event.status == "ok"
+        }
+        roster = [seat.value for seat in council]
+        calls = []
+        for seat, event in valid.values():
+            if not _revises(seat, roster, variant):
+                continue
+            peers: list[tuple[str, str]] = []
+            if variant == "all_critiques":
+                peers = [
+                    (s.value, str(e.value["rationale"]))
+                    for s, e in valid.values()
+                    if s.name != seat.name
+                ]
+            elif variant == "partner_critique":
+                partner = tension_partner(seat.value)
+                peers = [
+                    (s.value, str(e.value["rationale"]))
+                    for s, e in valid.values()
+                    if s.value == partner
+                ][:1]
+                if not peers:
+                    continue
+            value = settings.values[seat.value]
+            initial = evaluation_messages(scenario, debate, value, settings.rationale_words)
+            messages = delphi_messages(initial, event.text, variant, value, peers)
+            calls.append(self._revise(ctx, settings, scenario, seat, messages, variant))
+        return calls
+
+    async def _revise(
+        self,
+        ctx: ConversationContext,
+        settings: CouncilSettings,
+        scenario: Scenario,
+        seat: Seat,
+        messages: list[Message],
+        variant: str,
+    ) -> Event:
+        return await ctx.ask(
+            seat.model,
+            messages,
+            kind="ranking",
+            name="revised",
+            round=EVALUATION_ROUND,
+            agent=seat.name,
+            role="evaluator",
+            settings=GenerationSettings(
+                settings.temperature, max_tokens=settings.evaluator_max_tokens
+            ),
+            constraint=ranking_schema(scenario.option_ids),
+            meta={"value": seat.value, "delphi": variant},
+        )
+
+    async def _profile(self, ctx: ConversationContext, settings: CouncilSettings) -> dict[str, str]:
+        """Every pool model answers the profile prompt under every seated value.
+
+        The requests carry a seed fixed per run (not per conversation), so with the response
+        cache each (model, value) is paid once per run. The scores are stored as events.
+        """
+        values = list(dict.fromkeys(settings.roster))
+        generation = GenerationSettings(0.0, max_tokens=settings.profile_max_tokens)
+        jobs = []
+        for model in settings.pool_models:
+            for value_name in values:
+                value = settings.values[value_name]
+                event = ctx.log.reserve(
+                    kind="score",
+                    name="profile",
+                    round=0,
+                    turn=None,
+                    agent=model,
+                    role="profiler",
+                    channel="private",
+                    meta={"value": value_name, "model": model},
+                )
+                request = Request(
+                    model=model,
+                    messages=tuple(profile_messages(value, settings.profile_words)),
+                    settings=generation,
+                    seed=derive_seed(ctx.experiment_seed, "council-profile", model, value_name),
+                    critical=True,
+                )
+                jobs.append(self._profile_call(ctx, event, request, value.keywords))
+        events = await asyncio.gather(*jobs)
+        scores: dict[str, dict[str, float]] = {v: {} for v in values}
+        for event in events:
+            if event.status == "ok":
+                scores[event.meta["value"]][event.meta["model"]] = float(event.value)
+        assignment = assign_models(scores, settings.pool_models)
+        ctx.meta["profile"] = scores
+        ctx.meta["assignment"] = assignment
+        return assignment
+
+    @staticmethod
+    async def _profile_call(
+        ctx: ConversationContext, event: Event, request: Request, keywords: list[str]
+    ) -> Event:
+        event.fill(await ctx.generate(request))
+        if event.status == "ok":
+            event.value = keyword_score(event.text, keywords)
+        ctx.log.complete(event)
+        return event
+
+    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
+        threshold = options.get("threshold")
+        if threshold is None:
+            resolved = tables.manifest.get("config_resolved") or {}
+            threshold = (resolved.get("settings") or {}).get("threshold", DEFAULT_THRESHOLD)
+        return council_metrics(tables, threshold=float(threshold))
+
+    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+        from backchannel.paradigms.council._report import build_report
+
+        build_report(tables, metrics, report)
+
+
+def _revises(seat: Seat, roster: list[str], variant: str) -> bool:
+    """Whether this evaluator gets a Delphi round (partner_critique needs a seated partner)."""
+    if variant == "partner_critique":
+        partner = tension_partner(seat.value)
+        return partner is not None and partner in roster
+    return variant != "none"
