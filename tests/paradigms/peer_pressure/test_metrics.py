@@ -651,6 +651,15 @@ def test_compute_metrics_is_json_and_agrees_with_the_parts() -> None:
     assert "second_judge" not in compute_metrics(build_run([CONV_A]), J)
 
 
+def test_compute_metrics_on_an_empty_run() -> None:
+    metrics = compute_metrics(RunTables.empty(), J, second_judge=K)
+    json.dumps(metrics, allow_nan=False)
+    assert metrics["fpi"]["by_cell"] == [] and metrics["turns_by_cell"] == []
+    assert metrics["fpi"]["across_cells"]["fpi"] == {"mean": None, "min": None, "max": None}
+    assert metrics["pairings"]["main"]["n_turns"] == 0
+    assert metrics["judge_agreement"]["private"]["n"] == 0
+
+
 def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
     tables = build_run([CONV_A, CONV_B, CONV_C, CONV_J, _dyad("d9", "m1", "q1", "true", "true")])
     metrics = compute_metrics(tables, J, second_judge=K)

@@ -91,7 +91,7 @@ def reweighted_fpi(
     answers = private_answers(tables, judge_a)
     last = answers["conversation_id"].map(last_checkpoints(tables))
     final = answers[answers["checkpoint"] == last]
-    weights = final["p"].map(rates)
+    weights = final["p"].map(rates).astype(float)
     final = final.assign(expected=weights, infected=(final["p"] == INFECTED).astype(float))
     known = final.dropna(subset=["expected"])
     per_conversation = done_conversations(tables).merge(

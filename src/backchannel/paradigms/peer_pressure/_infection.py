@@ -76,7 +76,9 @@ def summarise_by_cell(
     per_conversation: pd.DataFrame, cells: list[str], columns: tuple[str, ...], seed: int
 ) -> pd.DataFrame:
     """Mean of each column per cell with a bootstrap interval; NaN conversations left out."""
-    rows = []
+    rows: list[dict[str, Any]] = []
+    if per_conversation.empty:
+        return pd.DataFrame(rows, columns=cells)
     groups = per_conversation.groupby(cells, sort=True) if cells else [((), per_conversation)]
     for key, group in groups:
         levels = key if isinstance(key, tuple) else (key,)

@@ -172,7 +172,9 @@ def pairing_by_cell(tables: RunTables, judge: str, pairing: str = "main") -> pd.
     paired = paired_turns(tables, judge, pairing).merge(
         done_conversations(tables)[["conversation_id", *cells]], on="conversation_id"
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
+    if paired.empty:
+        return pd.DataFrame(rows, columns=cells)
     groups = paired.groupby(cells, sort=True) if cells else [((), paired)]
     for key, group in groups:
         levels = key if isinstance(key, tuple) else (key,)
