@@ -53,7 +53,7 @@ def expand(loaded: LoadedExperiment) -> list[ConversationSpec]:
     specs = []
     for cell in cells:
         key = cell_key(cell)
-        for item in items:
+        for item in paradigm.items_for_cell(cell, settings, items):
             for replicate in range(experiment.replicates):
                 conversation_id = f"{key or 'all'}/{item.item_id}/{replicate}"
                 specs.append(

@@ -41,6 +41,10 @@ class Paradigm(ABC):
     def items(self, settings: Any, seed: int) -> list[Item]:
         """The items (questions, topics, scenarios) every cell runs on."""
 
+    def items_for_cell(self, cell: dict[str, Any], settings: Any, items: list[Item]) -> list[Item]:
+        """The items a cell runs on (default: all); e.g. a `dataset` factor keeps its own items."""
+        return items
+
     def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
         """Raise ConfigError when a combination of factor levels cannot run."""
         return None
