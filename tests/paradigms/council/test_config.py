@@ -1,0 +1,120 @@
+"""Scenarios, settings, roles, profiling scores and the shipped examples."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from backchannel.errors import ConfigError
+from backchannel.experiment import expand, load_experiment
+from backchannel.paradigms.council import Council, CouncilSettings, Scenario, load_scenario
+from backchannel.paradigms.council._profiling import assign_models, keyword_score
+from backchannel.paradigms.council._prompts import redact_options
+from backchannel.paradigms.council._roles import evaluator_names, seats
+
+EXAMPLES = Path(__file__).parents[3] / "examples"
+
+
+def test_shipped_scenarios():
+    welfare, housing = load_scenario("child_welfare"), load_scenario("housing")
+    assert len(welfare.options) == 3 and welfare.favourite == "family_preservation"
+    assert housing.option_ids == ("rent_control", "deregulation", "public_housing")
+    assert housing.favourite is None
+
+
+def test_user_scenario_file(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        "id: mine\nquestion: Which?\noptions:\n"
+        "  - {id: x, name: X plan, description: does x}\n"
+        "  - {id: y, name: Y plan, description: does y}\n"
+    )
+    assert load_scenario(str(path)).option_ids == ("x", "y")
+    with pytest.raises(ValueError, match="unknown scenario"):
+        load_scenario("nowhere")
+    with pytest.raises(ValueError, match="favourite"):
+        Scenario.from_dict(
+            {
+                "id": "s",
+                "question": "q",
+                "favourite": "z",
+                "options": [
+                    {"id": "x", "name": "X", "description": "x"},
+                    {"id": "y", "name": "Y", "description": "y"},
+                ],
+            }
+        )
+
+
+def test_roster_gives_every_value_its_own_evaluator_unless_allowed():
+    settings = CouncilSettings()
+    assert settings.roster == [
+        "safety",
+        "risk_tolerance",
+        "pragmatism",
+        "performance",
+        "simplicity",
+        "creativity",
+        "fairness",
+    ]
+    with pytest.raises(ValidationError, match="allow_shared_values"):
+        CouncilSettings(evaluators=["safety", "safety", "creativity"])
+    shared = CouncilSettings(
+        evaluators=["safety", "safety", "creativity"], allow_shared_values=True
+    )
+    assert evaluator_names(shared.roster) == [
+        "evaluator_safety_1",
+        "evaluator_safety_2",
+        "evaluator_creativity",
+    ]
+    with pytest.raises(ValidationError, match="unknown values"):
+        CouncilSettings(evaluators=["safety", "greed"])
+
+
+def test_seats_per_state():
+    settings = CouncilSettings(single_model="sim/a", pool_models=["sim/p", "sim/q", "sim/r"])
+    assert {s.model for s in seats(settings, "A", 0)} == {"sim/a"}
+    # B: evaluator i gets pool[(i + replicate) % 3]; replicate 1 starts at q.
+    assert [s.model for s in seats(settings, "B", 1)][:4] == ["sim/q", "sim/r", "sim/p", "sim/q"]
+    assigned = seats(settings, "B", 0, {v: "sim/r" for v in settings.roster})
+    assert {s.model for s in assigned} == {"sim/r"}
+
+
+def test_check_cell():
+    council, settings = Council(), CouncilSettings()
+    council.check_cell({"pool": "A", "delphi": "self_check"}, settings)
+    with pytest.raises(ConfigError, match="pool_models"):
+        council.check_cell({"pool": "B"}, settings)
+    with pytest.raises(ConfigError, match="pool must be"):
+        council.check_cell({"pool": "C"}, settings)
+    with pytest.raises(ConfigError, match="delphi"):
+        council.check_cell({"delphi": "vote"}, settings)
+
+
+def test_keyword_score_and_assignment():
+    # 9 words; "safe" matches "safe" and "safety" (prefix), "harm" matches "harmful": 3 / 9.
+    text = "Safe choices and safety matter; avoid harmful shortcuts now."
+    assert keyword_score(text, ["safe", "harm"]) == pytest.approx(3 / 9)
+    assert keyword_score("", ["safe"]) == 0.0
+    scores = {"safety": {"m1": 0.1, "m2": 0.3}, "creativity": {"m1": 0.2, "m2": 0.2}}
+    # creativity ties: the earlier pool model wins.
+    assert assign_models(scores, ["m1", "m2"]) == {"safety": "m2", "creativity": "m1"}
+    with pytest.raises(ValueError):
+        assign_models({"safety": {}}, ["m1"])
+
+
+def test_redaction_removes_option_ids_and_names():
+    scenario = load_scenario("housing")
+    text = "Strict rent control beats rent_control? No: DEREGULATION and public housing win."
+    redacted = redact_options(text, scenario)
+    assert "rent" not in redacted.lower() and "deregulation" not in redacted.lower()
+    assert "public housing" not in redacted.lower() and redacted.count("[an option]") == 4
+
+
+@pytest.mark.parametrize("name", ["council_child_welfare", "council_housing"])
+def test_examples_give_25_deliberations_in_a_and_35_in_b(name):
+    loaded = load_experiment(EXAMPLES / f"{name}.yaml")
+    counts = Counter(spec.cell["pool"] for spec in expand(loaded))
+    assert counts == {"A": 25, "B": 35}
+    assert len(loaded.settings.pool_models) == 7
