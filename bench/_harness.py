@@ -1,0 +1,346 @@
+"""Shared pieces of the benchmarks: discussion workloads, the fake server as a subprocess, a run
+through the real runner, bare-SDK baselines with the same call pattern, and table printing.
+
+The bare baselines replay the discussion protocol's dependency shape: the turns of one
+conversation run one after another; at every checkpoint (before round 1 and after each round)
+each agent is probed off the critical path; a conversation ends when its last probe returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from backchannel import _runner
+from backchannel.experiment import load_experiment
+
+QUESTION = "What is the capital city of Australia?"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A discussion design: `conversations` x (`agents` turns per round for `rounds` rounds)."""
+
+    conversations: int
+    agents: int
+    rounds: int
+    max_tokens: int = 32
+    probe_max_tokens: int = 8
+
+    def __post_init__(self) -> None:
+        if min(self.conversations, self.agents, self.rounds) < 1:
+            raise ValueError("conversations, agents and rounds must be at least 1")
+
+    @property
+    def turns(self) -> int:
+        return self.agents * self.rounds
+
+    @property
+    def probes(self) -> int:
+        return self.agents * (self.rounds + 1)
+
+    @property
+    def calls_per_conversation(self) -> int:
+        return self.turns + self.probes
+
+    @property
+    def calls(self) -> int:
+        return self.conversations * self.calls_per_conversation
+
+    @property
+    def chain(self) -> int:
+        """Dependent calls in one conversation: every turn, then the last checkpoint's probe."""
+        return self.turns + 1
+
+    def ideal_seconds(self, latency: float, slots: int) -> float:
+        """The model-bound wall time: max(chain x L, total calls x L / C)."""
+        return max(self.chain * latency, self.calls * latency / slots)
+
+    def describe(self) -> str:
+        return (
+            f"{self.conversations} conversations x {self.agents} agents x {self.rounds} rounds "
+            f"= {self.calls} calls ({self.calls_per_conversation} per conversation, "
+            f"chain {self.chain})"
+        )
+
+
+def write_experiment(
+    directory: Path,
+    workload: Workload,
+    *,
+    model: str,
+    base_url: str | None = None,
+    max_in_flight: int = 64,
+    local_parallel: int | None = None,
+) -> Path:
+    """An experiment file for `workload`: one question, one replicate per conversation."""
+    data: dict[str, Any] = {
+        "name": "bench",
+        "paradigm": "discussion",
+        "seed": 1,
+        "replicates": workload.conversations,
+        "settings": {
+            "model": model,
+            "agents": workload.agents,
+            "rounds": workload.rounds,
+            "memory_rounds": max(1, workload.rounds),
+            "order": "fixed",
+            "max_tokens": workload.max_tokens,
+            "probe_max_tokens": workload.probe_max_tokens,
+            "questions": [{"id": "q1", "question": QUESTION}],
+        },
+        "retry": {"max_retries": 0},
+    }
+    if base_url is not None:
+        data["endpoints"] = [
+            {"models": "openai/*", "base_url": base_url, "max_in_flight": max_in_flight}
+        ]
+    if local_parallel is not None:
+        data["local"] = {"parallel": local_parallel}
+    path = directory / "experiment.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Wall and CPU seconds of one measured piece of work, and the calls it made."""
+
+    wall_s: float
+    cpu_s: float
+    calls: int
+
+    @property
+    def cpu_ms_per_call(self) -> float:
+        return 1000.0 * self.cpu_s / self.calls if self.calls else float("nan")
+
+
+def run_backchannel(
+    experiment: Path,
+    run_directory: Path,
+    *,
+    concurrency: int | None,
+    client_hook: Callable[[Any], None] | None = None,
+) -> Measured:
+    """Plan and execute a run with the real runner (store and cache included); time execute."""
+    loaded = load_experiment(experiment)
+    run_plan = _runner.plan(loaded)
+    store = _runner.open_run_directory(run_directory, loaded)
+    try:
+        client, cache = _runner.make_client(run_plan, run_directory, concurrency=concurrency)
+        if client_hook is not None:
+            client_hook(client)
+        max_active = max(16, 4 * (concurrency or 64))
+
+        async def main() -> dict[str, int]:
+            try:
+                return await _runner.execute(run_plan, store, client=client, max_active=max_active)
+            finally:
+                await client.aclose()
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        counts = asyncio.run(main())
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        cache.close()
+    finally:
+        store.close()
+    if counts["failed"]:
+        raise RuntimeError(f"{counts['failed']} conversations failed in the benchmark run")
+    usage = client.usage.total()
+    if usage.failures or usage.parse_failures:
+        raise RuntimeError(f"calls failed in the benchmark run: {usage}")
+    return Measured(wall, cpu, usage.calls)
+
+
+@contextmanager
+def temporary_directory() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="backchannel-bench-") as name:
+        yield Path(name)
+
+
+class FakeServerProcess:
+    """`python -m backchannel.testing.fake_openai` in its own process (not this event loop)."""
+
+    def __init__(self, *, latency: float, slots: int) -> None:
+        self.latency = latency
+        self.slots = slots
+        self._process: subprocess.Popen[str] | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> FakeServerProcess:
+        command = [
+            sys.executable,
+            "-m",
+            "backchannel.testing.fake_openai",
+            "--port",
+            "0",
+            "--latency",
+            str(self.latency),
+            "--slots",
+            str(self.slots),
+            "--model",
+            "fake",
+        ]
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline().strip()
+        if not line.startswith("http"):
+            self._process.kill()
+            raise RuntimeError(f"the fake server did not start (first line: {line!r})")
+        self.base_url = line
+        return self
+
+    def stats(self) -> dict[str, int]:
+        root = self.base_url.removesuffix("/v1")
+        with urllib.request.urlopen(f"{root}/stats", timeout=10) as response:
+            data: dict[str, int] = json.load(response)
+        return data
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
+
+
+# --- bare baselines: the same call pattern with nothing but the openai SDK ----------------------
+
+Call = Callable[[int, list[dict[str, str]]], Awaitable[str]]
+
+
+def _messages(prefix: str, history: Sequence[str], instruction: str) -> list[dict[str, str]]:
+    parts = [f"The group is discussing this question: {QUESTION}"]
+    if history:
+        parts.append("Conversation so far:\n\n" + "\n\n".join(history))
+    parts.append(instruction)
+    return [
+        {"role": "system", "content": f"You are {prefix}, taking part in a group discussion."},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def sdk_call(client: Any, model: str, semaphore: asyncio.Semaphore | None = None) -> Call:
+    """One chat completion through `client` (an AsyncOpenAI), optionally under a semaphore."""
+
+    async def call(max_tokens: int, messages: list[dict[str, str]]) -> str:
+        async def once() -> str:
+            response = await client.chat.completions.create(
+                model=model, messages=messages, max_tokens=max_tokens, temperature=0.7
+            )
+            return str(response.choices[0].message.content or "")
+
+        if semaphore is None:
+            return await once()
+        async with semaphore:
+            return await once()
+
+    return call
+
+
+async def bare_conversation(call: Call, workload: Workload) -> int:
+    """One discussion conversation on a bare call function; returns the calls made."""
+    names = [f"agent{i}" for i in range(workload.agents)]
+    history: list[str] = []
+    probes: list[asyncio.Task[str]] = []
+    probe = "What is your own answer? Reply with the answer only."
+
+    def checkpoint() -> None:
+        for name in names:
+            messages = _messages(name, history, probe)
+            probes.append(asyncio.ensure_future(call(workload.probe_max_tokens, messages)))
+
+    checkpoint()
+    for round_number in range(1, workload.rounds + 1):
+        for name in names:
+            messages = _messages(name, history, f"It is your turn (round {round_number}).")
+            text = await call(workload.max_tokens, messages)
+            history.append(f"{name}: {text}")
+        checkpoint()
+    await asyncio.gather(*probes)
+    return workload.turns + len(probes)
+
+
+async def bare_concurrent(call: Call, workload: Workload) -> int:
+    """Every conversation at once (the semaphore, if any, lives in `call`)."""
+    done = await asyncio.gather(
+        *(bare_conversation(call, workload) for _ in range(workload.conversations))
+    )
+    return sum(done)
+
+
+async def bare_sequential(call: Call, workload: Workload) -> int:
+    """One call at a time: every call of every conversation in order, probes awaited at once."""
+
+    calls = 0
+    for _ in range(workload.conversations):
+        names = [f"agent{i}" for i in range(workload.agents)]
+        history: list[str] = []
+        probe = "What is your own answer? Reply with the answer only."
+        for name in names:
+            await call(workload.probe_max_tokens, _messages(name, history, probe))
+            calls += 1
+        for round_number in range(1, workload.rounds + 1):
+            for name in names:
+                instruction = f"It is your turn (round {round_number})."
+                text = await call(workload.max_tokens, _messages(name, history, instruction))
+                history.append(f"{name}: {text}")
+                calls += 1
+            for name in names:
+                await call(workload.probe_max_tokens, _messages(name, history, probe))
+                calls += 1
+    return calls
+
+
+def measure(coroutine_factory: Callable[[], Awaitable[int]]) -> Measured:
+    """Run a coroutine on a fresh event loop; wall and CPU seconds and its call count."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    calls = asyncio.run(_awaited(coroutine_factory))
+    return Measured(time.perf_counter() - wall, time.process_time() - cpu, calls)
+
+
+async def _awaited(factory: Callable[[], Awaitable[int]]) -> int:
+    return await factory()
+
+
+# --- reporting ---------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain Markdown table (pasted as is into RESULTS.md)."""
+
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
+        return str(value)
+
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

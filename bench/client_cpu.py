@@ -1,0 +1,125 @@
+"""(c) Client CPU per call over HTTP: backchannel's runner against the bare `openai` SDK.
+
+A zero-latency fake server runs in a subprocess, so this process's CPU time (time.process_time)
+is the client's alone. Both sides make the same discussion call pattern, all conversations at
+once; backchannel goes through the real runner (engine, cache, store), the baseline through one
+`AsyncOpenAI` client. Run: python bench/client_cpu.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import openai
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import (
+    FakeServerProcess,
+    Measured,
+    Workload,
+    bare_concurrent,
+    machine,
+    measure,
+    run_backchannel,
+    sdk_call,
+    table,
+    temporary_directory,
+    write_experiment,
+)
+
+IN_FLIGHT = 64
+
+
+@dataclass(frozen=True)
+class Result:
+    """CPU per call of each side over `repeats` alternating runs (the best run of each)."""
+
+    workload: Workload
+    backchannel: Measured
+    sdk_limited: Measured
+    sdk_unlimited: Measured
+
+    @property
+    def sdk(self) -> Measured:
+        """The cheaper of the two SDK baselines (the stricter comparison)."""
+        return min(self.sdk_limited, self.sdk_unlimited, key=lambda m: m.cpu_ms_per_call)
+
+    @property
+    def ratio(self) -> float:
+        return self.backchannel.cpu_ms_per_call / self.sdk.cpu_ms_per_call
+
+
+def _sdk_run(base_url: str, workload: Workload, limit: int | None) -> Measured:
+    async def go() -> int:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0)
+        semaphore = asyncio.Semaphore(limit) if limit is not None else None
+        try:
+            return await bare_concurrent(sdk_call(client, "fake", semaphore), workload)
+        finally:
+            await client.close()
+
+    return measure(go)
+
+
+def _lower(best: Measured | None, new: Measured) -> Measured:
+    return new if best is None or new.cpu_ms_per_call < best.cpu_ms_per_call else best
+
+
+def run(workload: Workload, *, repeats: int = 2) -> Result:
+    """Alternate backchannel and SDK runs against one server; keep each side's lowest CPU/call.
+
+    Backchannel runs with 64 calls in flight; the SDK both under a semaphore of 64 and unlimited.
+    """
+    best: dict[str, Measured | None] = {"bc": None, "limited": None, "unlimited": None}
+    with FakeServerProcess(latency=0.0, slots=64) as server, temporary_directory() as root:
+        for repeat in range(repeats):
+            directory = root / f"r{repeat}"
+            directory.mkdir()
+            experiment = write_experiment(
+                directory, workload, model="openai/fake", base_url=server.base_url
+            )
+            bc = run_backchannel(experiment, directory / "run", concurrency=IN_FLIGHT)
+            best["bc"] = _lower(best["bc"], bc)
+            limited = _sdk_run(server.base_url, workload, IN_FLIGHT)
+            best["limited"] = _lower(best["limited"], limited)
+            unlimited = _sdk_run(server.base_url, workload, None)
+            best["unlimited"] = _lower(best["unlimited"], unlimited)
+    bc_best, limited_best, unlimited_best = best["bc"], best["limited"], best["unlimited"]
+    assert bc_best is not None and limited_best is not None and unlimited_best is not None
+    return Result(workload, bc_best, limited_best, unlimited_best)
+
+
+def main(argv: list[str] | None = None) -> Result:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small workload (seconds)")
+    parser.add_argument("--conversations", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None)
+    args = parser.parse_args(argv)
+    conversations = args.conversations or (4 if args.quick else 60)
+    repeats = args.repeats or (1 if args.quick else 3)
+    workload = Workload(conversations, agents=3, rounds=3)
+    result = run(workload, repeats=repeats)
+    print(f"client CPU per call, zero-latency fake server (subprocess); {machine()}")
+    print(f"workload: {workload.describe()}; best of {repeats} alternating runs each")
+    rows = [
+        (f"backchannel (runner, cache, store), {IN_FLIGHT} in flight", result.backchannel),
+        (f"bare openai SDK, same pattern, {IN_FLIGHT} in flight", result.sdk_limited),
+        ("bare openai SDK, same pattern, no limit", result.sdk_unlimited),
+    ]
+    print(
+        table(
+            ["client", "calls", "wall s", "CPU s", "CPU ms/call"],
+            [(name, m.calls, m.wall_s, m.cpu_s, m.cpu_ms_per_call) for name, m in rows],
+        )
+    )
+    print(f"ratio backchannel / SDK CPU per call (the cheaper SDK row): {result.ratio:.2f}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
