@@ -1,0 +1,67 @@
+"""The priority limiter: bounded slots, critical waiters first, arrival order within a class."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from backchannel.backends import PriorityLimiter
+
+
+async def test_critical_waiters_are_admitted_before_non_critical_ones() -> None:
+    limiter = PriorityLimiter(1)
+    admitted: list[str] = []
+    await limiter.acquire(critical=True)  # the only slot is taken
+
+    async def wait(name: str, critical: bool) -> None:
+        await limiter.acquire(critical)
+        admitted.append(name)
+        await asyncio.sleep(0)
+        limiter.release()
+
+    # Arrival order: two probes, then two turns, then a probe.
+    tasks = []
+    for name, critical in [("p1", False), ("p2", False), ("t1", True), ("t2", True), ("p3", False)]:
+        tasks.append(asyncio.create_task(wait(name, critical)))
+        await asyncio.sleep(0)
+    assert admitted == []
+    limiter.release()
+    await asyncio.gather(*tasks)
+    assert admitted == ["t1", "t2", "p1", "p2", "p3"]
+    assert limiter.in_use == 0
+
+
+async def test_never_more_than_the_limit_in_use() -> None:
+    limiter = PriorityLimiter(3)
+    peak = 0
+
+    async def work(critical: bool) -> None:
+        nonlocal peak
+        await limiter.acquire(critical)
+        peak = max(peak, limiter.in_use)
+        await asyncio.sleep(0.001)
+        limiter.release()
+
+    await asyncio.gather(*(work(i % 2 == 0) for i in range(20)))
+    assert peak == 3 and limiter.in_use == 0
+
+
+async def test_a_cancelled_waiter_gives_its_slot_on() -> None:
+    limiter = PriorityLimiter(1)
+    await limiter.acquire(critical=True)
+    cancelled = asyncio.create_task(limiter.acquire(critical=True))
+    later = asyncio.create_task(limiter.acquire(critical=False))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.sleep(0)
+    limiter.release()
+    await asyncio.wait_for(later, 1)
+    assert limiter.in_use == 1
+    limiter.release()
+    assert limiter.in_use == 0
+
+
+def test_limit_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        PriorityLimiter(0)
