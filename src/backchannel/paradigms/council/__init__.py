@@ -11,7 +11,12 @@ from backchannel.paradigms.council._metrics import (
 from backchannel.paradigms.council._protocol import Council
 from backchannel.paradigms.council._scenarios import Option, Scenario, load_scenario
 from backchannel.paradigms.council._settings import CouncilSettings, ValueSpec
-from backchannel.paradigms.council._stats import TestResult, bonferroni, mann_whitney, wilcoxon
+from backchannel.paradigms.council._stats import (
+    ComparisonResult,
+    bonferroni,
+    mann_whitney,
+    wilcoxon,
+)
 from backchannel.paradigms.council._tension import (
     DEFAULT_THRESHOLD,
     PairVerdict,
@@ -43,6 +48,7 @@ __all__ = [
     "TENSION_PAIRS",
     "VALUE_DEFINITIONS",
     "Ballot",
+    "ComparisonResult",
     "Council",
     "CouncilSettings",
     "Hypothesis",
@@ -52,7 +58,6 @@ __all__ = [
     "Tally",
     "TensionClass",
     "TensionPair",
-    "TestResult",
     "ValueSpec",
     "bonferroni",
     "borda",

@@ -20,7 +20,7 @@ from backchannel.analysis import RunTables, bootstrap_mean_ci
 from backchannel.paradigms.council._extract import Deliberation, deliberations
 from backchannel.paradigms.council._stats import (
     Alternative,
-    TestResult,
+    ComparisonResult,
     bonferroni,
     mann_whitney,
     wilcoxon,
@@ -239,7 +239,9 @@ def _group_summary(
     return summary
 
 
-def _run_test(h: Hypothesis, table: pd.DataFrame, resamples: int, seed: int) -> TestResult | None:
+def _run_test(
+    h: Hypothesis, table: pd.DataFrame, resamples: int, seed: int
+) -> ComparisonResult | None:
     first = table[table["state"] == h.first].set_index("conversation_id")[h.measure]
     second = table[table["state"] == h.second].set_index("conversation_id")[h.measure]
     if h.first == "A":
@@ -263,7 +265,7 @@ def _run_test(h: Hypothesis, table: pd.DataFrame, resamples: int, seed: int) -> 
 def _tests(
     table: pd.DataFrame, hypotheses: Sequence[Hypothesis], resamples: int
 ) -> list[dict[str, Any]]:
-    results: list[tuple[Hypothesis, TestResult | None]] = [
+    results: list[tuple[Hypothesis, ComparisonResult | None]] = [
         (h, _run_test(h, table, resamples, seed=i)) for i, h in enumerate(hypotheses)
     ]
     secondary = [r.p_value for h, r in results if r is not None and not h.primary]

@@ -16,7 +16,7 @@ _CHUNK = 500
 
 
 @dataclass(frozen=True)
-class TestResult:
+class ComparisonResult:
     """One test: statistic, p-value (raw and Bonferroni-adjusted) and rank-biserial effect."""
 
     test: str
@@ -88,7 +88,7 @@ def mann_whitney(
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
-) -> TestResult | None:
+) -> ComparisonResult | None:
     """One-sided Mann-Whitney U of first vs second with a bootstrap interval for r.
 
     Groups are resampled independently. None when a group has no value.
@@ -108,7 +108,7 @@ def mann_whitney(
         samples[start : start + size] = signs[i[:, :, None], j[:, None, :]].mean(axis=(1, 2))
     low, high = _percentiles(samples, confidence)
     effect = Interval(r, low, high, len(x) + len(y))
-    return TestResult(
+    return ComparisonResult(
         "mann_whitney_u", alternative, float(result.statistic), float(result.pvalue), effect
     )
 
@@ -121,7 +121,7 @@ def wilcoxon(
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
-) -> TestResult | None:
+) -> ComparisonResult | None:
     """One-sided Wilcoxon signed-rank of paired first - second with a bootstrap interval for r.
 
     Pairs with a missing value are dropped; pairs are resampled together. None when every
@@ -145,7 +145,7 @@ def wilcoxon(
     samples = samples[~np.isnan(samples)]
     low, high = _percentiles(samples, confidence) if len(samples) else (float("nan"),) * 2
     effect = Interval(r, low, high, len(diffs))
-    return TestResult(
+    return ComparisonResult(
         "wilcoxon_signed_rank", alternative, float(result.statistic), float(result.pvalue), effect
     )
 
