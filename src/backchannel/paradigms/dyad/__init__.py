@@ -11,6 +11,7 @@ from backchannel.paradigms.dyad._inference import (
     welch,
 )
 from backchannel.paradigms.dyad._metrics import dyad_metrics, metrics_from_frames
+from backchannel.paradigms.dyad._protocol import Dyad
 from backchannel.paradigms.dyad._scale import (
     Category,
     StatePath,
@@ -19,11 +20,15 @@ from backchannel.paradigms.dyad._scale import (
     interaction_states,
     step,
 )
+from backchannel.paradigms.dyad._settings import DyadSettings, Topic
 
 __all__ = [
     "Category",
+    "Dyad",
     "DyadFrames",
+    "DyadSettings",
     "StatePath",
+    "Topic",
     "Wording",
     "align",
     "dyad_metrics",

@@ -1,0 +1,181 @@
+"""The dyad protocol: a Discussant and an Opponent debate a statement; both rate it privately."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from backchannel.backends import GenerationSettings, IntRange, JsonSchema
+from backchannel.engine import Agent, ConversationContext, Event, Item
+from backchannel.errors import ConfigError
+from backchannel.paradigms._base import CallEstimate, Paradigm
+from backchannel.paradigms.dyad._extract import RATING_NAME
+from backchannel.paradigms.dyad._metrics import dyad_metrics
+from backchannel.paradigms.dyad._scale import DISCUSSANT, OPPONENT, SCALE_MAX, SCALE_MIN, Category
+from backchannel.paradigms.dyad._settings import STANCES, STYLES, WORDINGS, DyadSettings
+
+if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
+    from backchannel.report import Report
+
+TURN_SCHEMA = JsonSchema.of(
+    {
+        "type": "object",
+        "properties": {
+            "argument": {"type": "string"},
+            "category": {"enum": [c.value for c in Category]},
+        },
+        "required": ["argument", "category"],
+        "additionalProperties": False,
+    },
+    name="turn",
+)
+RATING = IntRange(SCALE_MIN, SCALE_MAX)
+# Rough prompt sizes for the dry run's token estimate.
+_PROMPT_TOKENS_PER_CALL = 120
+_TOKENS_PER_MESSAGE = 150
+
+FACTOR_LEVELS = {"stance": STANCES, "style": STYLES, "wording": WORDINGS}
+
+
+def _level(cell: dict[str, Any], settings: DyadSettings, factor: str) -> str:
+    return str(cell.get(factor, getattr(settings, factor)))
+
+
+def reduce_to_category(event: Event) -> None:
+    """Keep only the category as a turn's parsed value (the tidy schema's `value`).
+
+    The model answers `{"argument", "category"}` under a JSON schema; the argument stays in the
+    event's raw text (what the other role read) and is copied to `meta["argument"]`.
+    """
+    if event.status == "ok" and isinstance(event.value, dict):
+        event.meta["argument"] = event.value.get("argument", "")
+        event.value = event.value["category"]
+
+
+class Dyad(Paradigm):
+    """Two models debate a contested statement; ratings and categories measure both sides."""
+
+    name = "dyad"
+    Settings = DyadSettings
+    prompt_package = "backchannel.paradigms.dyad.prompts"
+
+    def items(self, settings: Any, seed: int) -> list[Item]:
+        return [Item(t.id, {"first": t.first, "opposite": t.opposite}) for t in settings.topics]
+
+    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
+        for factor, levels in FACTOR_LEVELS.items():
+            level = _level(cell, settings, factor)
+            if level not in levels:
+                raise ConfigError(
+                    f"dyad factor {factor!r} has level {level!r}; choose from {', '.join(levels)}"
+                )
+
+    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
+        return {
+            _level(cell, settings, "discussant_model"),
+            _level(cell, settings, "opponent_model"),
+        }
+
+    def estimate(self, cell: dict[str, Any], item: Item, settings: Any) -> CallEstimate:
+        t = settings.rounds
+        # Discussant: opening + T turns + T + 1 ratings; Opponent: T turns + T + 1 ratings.
+        calls: dict[str, int] = {}
+        for factor, count in (("discussant_model", 2 * t + 2), ("opponent_model", 2 * t + 1)):
+            model = _level(cell, settings, factor)
+            calls[model] = calls.get(model, 0) + count
+        messages, ratings = 2 * t + 1, 2 * (t + 1)
+        history = _TOKENS_PER_MESSAGE * messages // 2  # the average record a prompt carries
+        prompt = (messages + ratings) * (_PROMPT_TOKENS_PER_CALL + history)
+        completion = messages * settings.max_tokens + ratings * settings.rating_max_tokens
+        return CallEstimate(calls, prompt, completion)
+
+    def _agents(self, cell: dict[str, Any], settings: DyadSettings, item: Item) -> list[Agent]:
+        stance = _level(cell, settings, "stance")
+        opponent_system = self.template("system_opponent.txt").format(
+            stance=self.template(f"stance_{stance}.txt").format(**item.payload).strip()
+        )
+        if _level(cell, settings, "style") == "manipulative":
+            opponent_system = opponent_system.strip() + " " + self.template("manipulative.txt")
+        turn = GenerationSettings(temperature=settings.temperature, max_tokens=settings.max_tokens)
+        return [
+            Agent(
+                name="Discussant",
+                role=DISCUSSANT,
+                model=_level(cell, settings, "discussant_model"),
+                system=self.template("system_discussant.txt").strip(),
+                settings=turn,
+            ),
+            Agent(
+                name="Opponent",
+                role=OPPONENT,
+                model=_level(cell, settings, "opponent_model"),
+                system=opponent_system.strip(),
+                settings=turn,
+            ),
+        ]
+
+    async def run(self, ctx: ConversationContext) -> None:
+        settings: DyadSettings = ctx.settings
+        cell, item = ctx.spec.cell, ctx.spec.item
+        wording = _level(cell, settings, "wording")
+        statement = item.payload[wording]
+        agents = self._agents(cell, settings, item)
+        discussant = agents[0]
+        ctx.meta.update(
+            {
+                "rounds": settings.rounds,
+                "statement_shown": statement,
+                "first": item.payload["first"],
+                "opposite": item.payload["opposite"],
+                "roles": {a.role: {"name": a.name, "model": a.model} for a in agents},
+            }
+        )
+        room = ctx.room(
+            agents,
+            memory_rounds=settings.memory_rounds,
+            order="fixed",
+            opening=None,
+            preamble=self.template("preamble.txt").format(statement=statement).strip(),
+        )
+        rating = self.template("rating.txt").format(statement=statement).strip()
+        rating_settings = GenerationSettings(temperature=0.0, max_tokens=settings.rating_max_tokens)
+
+        def checkpoint(c: int) -> None:
+            for agent in agents:
+                room.probe(
+                    agent,
+                    rating,
+                    checkpoint=c,
+                    name=RATING_NAME,
+                    kind="rating",
+                    constraint=RATING,
+                    settings=rating_settings,
+                    full_history=True,
+                )
+
+        checkpoint(0)
+        await room.speak(
+            discussant, self.template("opening.txt").strip(), round=0, turn=0, name="opening"
+        )
+        turn, first_turn = self.template("turn.txt"), self.template("turn_first.txt")
+        for r in range(1, settings.rounds + 1):
+            for position, agent in enumerate(agents):
+                template = first_turn if (r == 1 and agent is discussant) else turn
+                event = await room.speak(
+                    agent,
+                    template.format(round=r).strip(),
+                    round=r,
+                    turn=position,
+                    constraint=TURN_SCHEMA,
+                )
+                reduce_to_category(event)
+            checkpoint(r)
+        await ctx.drain()
+
+    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
+        return dyad_metrics(tables)
+
+    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+        from backchannel.paradigms.dyad._report import fill_report
+
+        fill_report(tables, metrics, report)
