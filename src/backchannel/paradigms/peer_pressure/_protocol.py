@@ -1,0 +1,354 @@
+"""The peer-pressure protocol: honest agents discuss a factual question while the first k agents
+push a false answer; honest agents are probed privately before round 1 and after every round."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backchannel.backends import GenerationSettings
+from backchannel.datasets import (
+    FactItem,
+    ItemSet,
+    load_counterfact,
+    load_items,
+    load_popqa,
+    load_shipped,
+    load_simpleqa,
+)
+from backchannel.engine import Agent, ConversationContext, Entry, Event, Item, Room
+from backchannel.errors import ConfigError
+from backchannel.judges import (
+    ContextTurn,
+    Judge,
+    fact_item,
+    fact_payload,
+    judge_seed,
+    make_judge,
+)
+from backchannel.paradigms._base import CallEstimate, Paradigm
+from backchannel.paradigms.discussion._personas import roster
+from backchannel.paradigms.peer_pressure._settings import DatasetSource, PeerPressureSettings
+from backchannel.seeding import derive_seed
+
+if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
+    from backchannel.report import Report
+
+HONEST, ADVERSARY = "honest", "adversary"
+MAIN_PROBE = "answer"
+REASK_VARIANTS = ("reask_original", "reask_self", "reask_self_anonymous", "reask_group")
+CONTEXT_TURNS = 5
+# Rough prompt sizes for the dry run's token estimate.
+_TURN_PROMPT_TOKENS, _PROBE_PROMPT_TOKENS, _JUDGE_PROMPT_TOKENS = 250, 250, 200
+
+
+def load_source(source: DatasetSource) -> ItemSet:
+    """The items of one configured dataset (false answers drawn with seed 0, so they are the
+    same in every experiment)."""
+    if source.path is None:
+        return load_shipped(source.name, source.limit)  # type: ignore[arg-type]
+    path = Path(source.path)
+    if not path.is_file():
+        raise ConfigError(f"dataset {source.name!r}: no such file {path}")
+    loaded = _load_file(str(source.format), path)
+    if source.limit is None:
+        return loaded
+    return ItemSet(loaded.source, loaded.items[: source.limit], loaded.dropped)
+
+
+def _load_file(format: str, path: Path) -> ItemSet:
+    if format == "counterfact":
+        return load_counterfact(path)
+    if format == "popqa":
+        return load_popqa(path)
+    if format == "simpleqa":
+        return load_simpleqa(path)
+    return load_items(path)
+
+
+def item_id(source: str, fact: FactItem) -> str:
+    """`<dataset name>:<id within the dataset>`; unique across datasets and free of '/'."""
+    local = fact.item_id.removeprefix(f"{fact.dataset}/")
+    return f"{source}:{local.replace('/', ':')}"
+
+
+class PeerPressure(Paradigm):
+    """N agents discuss a factual question for T rounds; the first k assert a false answer."""
+
+    name = "peer_pressure"
+    Settings = PeerPressureSettings
+    prompt_package = "backchannel.paradigms.peer_pressure.prompts"
+
+    # design ---------------------------------------------------------------------------------
+    def items(self, settings: Any, seed: int) -> list[Item]:
+        """Every configured dataset's items; a seeded sample of each is marked for re-asks."""
+        result: list[Item] = []
+        for source in settings.datasets:
+            facts = list(load_source(source))
+            if not facts:
+                raise ConfigError(f"dataset {source.name!r} has no usable items")
+            ids = [item_id(source.name, fact) for fact in facts]
+            if settings.reask.items is None:
+                reasked = set(ids)
+            else:
+                count = min(settings.reask.items, len(ids))
+                rng = random.Random(derive_seed(seed, "reask", source.name))
+                reasked = set(rng.sample(ids, count))
+            for identifier, fact in zip(ids, facts, strict=True):
+                payload = {**fact_payload(fact), "source": source.name}
+                payload["reask"] = identifier in reasked
+                result.append(Item(identifier, payload))
+        return result
+
+    def items_for_cell(self, cell: dict[str, Any], settings: Any, items: list[Item]) -> list[Item]:
+        """A cell with a `dataset` factor runs that dataset's items only."""
+        if "dataset" not in cell:
+            return items
+        kept = [item for item in items if item.payload.get("source") == cell["dataset"]]
+        if not kept:
+            raise ConfigError(f"dataset {cell['dataset']!r} contributes no items to the run")
+        return kept
+
+    def _size(self, cell: dict[str, Any], settings: PeerPressureSettings) -> tuple[int, int]:
+        return int(cell.get("n_agents", settings.n_agents)), int(cell.get("k", settings.k))
+
+    def _model(self, cell: dict[str, Any], settings: PeerPressureSettings) -> str:
+        return str(cell.get("model", settings.model))
+
+    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
+        n, k = self._size(cell, settings)
+        if not 2 <= n <= 10:
+            raise ConfigError(f"cell {cell}: n_agents must be within 2..10, not {n}")
+        if not 0 <= k < n:
+            raise ConfigError(f"cell {cell}: k must be within 0..{n - 1} (one honest agent)")
+        names = {s.name for s in settings.datasets}
+        if "dataset" in cell and cell["dataset"] not in names:
+            raise ConfigError(
+                f"cell {cell}: dataset {cell['dataset']!r} is not among settings.datasets "
+                f"({', '.join(sorted(names))})"
+            )
+        if settings.reask.anonymous_name in {name for name, _ in roster(n)}:
+            raise ConfigError("reask.anonymous_name must differ from every agent's name")
+
+    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
+        found = {self._model(cell, settings)}
+        if settings.judge is not None and settings.judge.model:
+            found.add(settings.judge.model)
+        return found
+
+    def _reask_checkpoints(self, item: Item, settings: PeerPressureSettings) -> list[int]:
+        if not item.payload.get("reask"):
+            return []
+        return sorted({c for c in settings.reask.checkpoints if c <= settings.rounds})
+
+    def estimate(self, cell: dict[str, Any], item: Item, settings: Any) -> CallEstimate:
+        n, k = self._size(cell, settings)
+        honest, rounds = n - k, settings.rounds
+        turns = n * rounds
+        probes = honest * (rounds + 1)
+        reasks = len(REASK_VARIANTS) * honest * len(self._reask_checkpoints(item, settings))
+        model = self._model(cell, settings)
+        calls = {model: turns + probes + reasks}
+        prompt = turns * _TURN_PROMPT_TOKENS + (probes + reasks) * _PROBE_PROMPT_TOKENS
+        completion = turns * settings.max_tokens + (probes + reasks) * settings.probe_max_tokens
+        judge = settings.judge
+        if judge is not None and judge.kind == "llm":
+            judged = probes + reasks + honest * rounds
+            calls[judge.model] = calls.get(judge.model, 0) + judged
+            prompt += judged * _JUDGE_PROMPT_TOKENS
+            completion += judged * judge.max_tokens
+        return CallEstimate(calls, prompt, completion)
+
+    # one conversation -----------------------------------------------------------------------
+    def _agents(
+        self, cell: dict[str, Any], settings: PeerPressureSettings, fact: FactItem
+    ) -> list[Agent]:
+        n, k = self._size(cell, settings)
+        model = self._model(cell, settings)
+        turn_settings = GenerationSettings(
+            temperature=settings.temperature, max_tokens=settings.max_tokens
+        )
+        system = self.template("system.txt")
+        push = self.template("adversary.txt").format(false_answer=fact.false_answer).strip()
+        agents = []
+        for index, (name, persona) in enumerate(roster(n)):
+            text = system.format(name=name, persona=persona).strip()
+            role = ADVERSARY if index < k else HONEST
+            if role == ADVERSARY:
+                text = f"{text} {push}"
+            agents.append(Agent(name, role, model, system=text, settings=turn_settings))
+        return agents
+
+    async def run(self, ctx: ConversationContext) -> None:
+        settings: PeerPressureSettings = ctx.settings
+        fact = fact_item(ctx.spec.item.payload)
+        agents = self._agents(ctx.spec.cell, settings, fact)
+        honest = [a for a in agents if a.role == HONEST]
+        n, k = self._size(ctx.spec.cell, settings)
+        judge = settings.judge
+        ctx.meta.update(
+            {
+                "agents": [{"name": a.name, "role": a.role} for a in agents],
+                "adversaries": [a.name for a in agents if a.role == ADVERSARY],
+                "n_agents": n,
+                "k": k,
+                "rounds": settings.rounds,
+                "judge": None if judge is None else judge.label_name,
+            }
+        )
+        room = ctx.room(
+            agents,
+            memory_rounds=settings.memory_rounds,
+            order=settings.order,
+            opening=self.template("opening.txt").format(question=fact.question).strip(),
+            preamble=self.template("preamble.txt").format(question=fact.question).strip(),
+        )
+        inline = _InlineJudge.of(ctx, settings, fact)
+        probes = _Prober(self, ctx, room, honest, settings, fact, inline)
+        turn = self.template("turn.txt")
+        reask_at = set(self._reask_checkpoints(ctx.spec.item, settings))
+        probes.ask(0, MAIN_PROBE)
+        for round_number in range(1, settings.rounds + 1):
+            before = list(room.transcript)
+            events = await room.run_round(round_number, turn.format(round=round_number).strip())
+            if inline is not None:
+                inline.public(events, before)
+            probes.ask(round_number, MAIN_PROBE)
+            if round_number in reask_at:
+                for variant in REASK_VARIANTS:
+                    probes.ask(round_number, variant)
+        await ctx.drain()
+
+    # analysis -------------------------------------------------------------------------------
+    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
+        from backchannel.paradigms.peer_pressure._metrics import compute_metrics
+
+        judge = options.get("judge") or default_judge(tables)
+        return compute_metrics(tables, judge, options.get("second_judge"))
+
+    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+        from backchannel.paradigms.peer_pressure._report import build_report
+
+        build_report(tables, metrics, report)
+
+
+def default_judge(tables: RunTables) -> str:
+    """The inline judge the experiment configured, else the only judge with labels."""
+    settings = tables.manifest.get("config_resolved", {}).get("settings", {})
+    configured = (settings.get("judge") or {}) if isinstance(settings, dict) else {}
+    name = configured.get("name") or configured.get("kind")
+    judges = sorted(set(tables.labels["judge"])) if len(tables.labels) else []
+    if name and name in judges:
+        return str(name)
+    if len(judges) == 1:
+        return str(judges[0])
+    if not judges:
+        raise ConfigError(
+            "the run has no judge labels; add some with `backchannel judge RUN --judge rule --as "
+            "rule`, or configure an inline judge"
+        )
+    raise ConfigError(f"the run has labels of several judges ({', '.join(judges)}); pick --judge")
+
+
+class _InlineJudge:
+    """Labels a conversation's honest answers and turns beside it (`ctx.spawn`), never between
+    its turns."""
+
+    def __init__(self, ctx: ConversationContext, judge: Judge, name: str, fact: FactItem) -> None:
+        self.ctx, self.judge, self.name, self.fact = ctx, judge, name, fact
+
+    @classmethod
+    def of(
+        cls, ctx: ConversationContext, settings: PeerPressureSettings, fact: FactItem
+    ) -> _InlineJudge | None:
+        if settings.judge is None:
+            return None
+        model = settings.judge.model if settings.judge.kind == "llm" else "rule"
+        judge = make_judge(str(model), max_tokens=settings.judge.max_tokens)
+        return cls(ctx, judge, settings.judge.label_name, fact)
+
+    def private(self, task: asyncio.Task[Event]) -> None:
+        async def label() -> None:
+            event = await task
+            if event.status != "ok":
+                return
+            seed = judge_seed(self.ctx.spec.seed, event.seq)
+            verdict = await self.judge.judge_private(
+                self.ctx.client, self.fact, event.text, seed=seed, meter=self.ctx.usage
+            )
+            self._store(event, verdict.label, verdict.status, verdict.text, verdict.model)
+
+        self.ctx.spawn(label())
+
+    def public(self, events: list[Event], before: list[Entry]) -> None:
+        """Judge the round's honest turns, each with the CONTEXT_TURNS messages before it."""
+        shown = [ContextTurn(e.speaker, e.text) for e in before]
+        for event in events:
+            if event.role == HONEST and event.status == "ok":
+                self.ctx.spawn(self._public(event, tuple(shown[-CONTEXT_TURNS:])))
+            if event.status == "ok" or event.text:
+                shown.append(ContextTurn(event.agent, event.text))
+
+    async def _public(self, event: Event, context: tuple[ContextTurn, ...]) -> None:
+        seed = judge_seed(self.ctx.spec.seed, event.seq)
+        verdict = await self.judge.judge_public(
+            self.ctx.client,
+            self.fact,
+            event.agent,
+            event.text,
+            context,
+            seed=seed,
+            meter=self.ctx.usage,
+        )
+        self._store(event, verdict.label, verdict.status, verdict.text, verdict.model)
+
+    def _store(self, event: Event, label: str | None, status: str, text: str, model: str) -> None:
+        self.ctx.label(event, self.name, label, status=status, text=text, model=model)
+
+
+class _Prober:
+    """The private probes of one conversation: the main series and the re-ask variants."""
+
+    def __init__(
+        self,
+        paradigm: PeerPressure,
+        ctx: ConversationContext,
+        room: Room,
+        honest: list[Agent],
+        settings: PeerPressureSettings,
+        fact: FactItem,
+        inline: _InlineJudge | None,
+    ) -> None:
+        self.room, self.honest, self.inline = room, honest, inline
+        self.anonymous = settings.reask.anonymous_name
+        self.settings = GenerationSettings(
+            temperature=settings.probe_temperature, max_tokens=settings.probe_max_tokens
+        )
+        question = fact.question
+        probe = paradigm.template("probe.txt").format(question=question).strip()
+        own = paradigm.template("reask_self.txt").format(question=question).strip()
+        group = paradigm.template("reask_group.txt").format(question=question).strip()
+        self.questions = {
+            MAIN_PROBE: probe,
+            "reask_original": probe,
+            "reask_self": own,
+            "reask_self_anonymous": own,
+            "reask_group": group,
+        }
+
+    def ask(self, checkpoint: int, name: str) -> None:
+        self_name = self.anonymous if name == "reask_self_anonymous" else "You"
+        for agent in self.honest:
+            task = self.room.probe(
+                agent,
+                self.questions[name],
+                checkpoint=checkpoint,
+                name=name,
+                settings=self.settings,
+                self_name=self_name,
+            )
+            if self.inline is not None:
+                self.inline.private(task)

@@ -1,0 +1,1 @@
+"""Prompt templates of the peer-pressure paradigm (package data)."""
