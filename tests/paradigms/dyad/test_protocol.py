@@ -129,3 +129,14 @@ def test_invalid_level_is_a_config_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", str(path), "-o", str(tmp_path / "r"), "--dry-run"])
     assert result.exit_code == 2
     assert "stance" in result.output
+
+
+def test_example_is_the_full_480_conversation_design(tmp_path: Path) -> None:
+    example = Path(__file__).parents[3] / "examples" / "dyad.yaml"
+    result = CliRunner().invoke(
+        app, ["run", str(example), "-o", str(tmp_path / "dry"), "--dry-run"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "conversations: 480" in result.output
+    # 480 conversations x (2 x 21 ratings + opening + 40 turns) = 480 x 83
+    assert "estimated calls: 39,840" in result.output or "estimated calls: 39840" in result.output
