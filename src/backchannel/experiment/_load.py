@@ -67,6 +67,23 @@ def override_models(value: Any, model: str, key: str = "") -> Any:
     return value
 
 
+def _check_models(path: Path, value: Any, location: str, key: str = "") -> None:
+    """Every model string (a value under a model key) must be `provider/model`."""
+    from backchannel.backends import check_model
+
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_models(path, v, f"{location}.{k}", str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_models(path, v, f"{location}.{i}", key)
+    elif isinstance(value, str) and is_model_key(key):
+        try:
+            check_model(value)
+        except ConfigError as error:
+            raise ConfigError(f"{path}: invalid experiment file\n  {location}: {error}") from None
+
+
 def load_experiment(path: Path, *, model_override: str | None = None) -> LoadedExperiment:
     """Read, validate and resolve an experiment file."""
     if not path.is_file():
@@ -89,6 +106,15 @@ def load_experiment(path: Path, *, model_override: str | None = None) -> LoadedE
         experiment = Experiment.model_validate(raw)
     except ValidationError as error:
         raise ConfigError(_format_errors(path, error)) from None
+    _check_models(path, experiment.factors, "factors")
+    _check_models(path, experiment.settings, "settings")
+    for index, rule in enumerate(experiment.exclude):
+        unknown = sorted(set(rule) - set(experiment.factors))
+        if unknown:
+            raise ConfigError(
+                f"{path}: invalid experiment file\n  exclude.{index}: names unknown factors "
+                f"{unknown}; factors are {sorted(experiment.factors)}"
+            )
     try:
         paradigm = get_paradigm(experiment.paradigm)
     except ConfigError as error:
