@@ -1,0 +1,53 @@
+"""Design expansion: cells in declaration order minus exclusions, items, replicates, seeds."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import WriteExperiment, discussion_experiment
+
+from backchannel.errors import ConfigError
+from backchannel.experiment import cell_key, expand, expand_cells, load_experiment
+from backchannel.seeding import derive_seed
+
+
+def test_cells_are_all_combinations_in_declaration_order_minus_exclusions() -> None:
+    factors = {"model": ["sim/a", "sim/b"], "k": [1, 2, 3]}
+    cells = expand_cells(factors, [{"model": "sim/b", "k": 3}, {"k": 1}])
+    # 2 x 3 = 6 combinations; {k: 1} removes two, {sim/b, 3} one more: 3 remain.
+    assert cells == [
+        {"model": "sim/a", "k": 2},
+        {"model": "sim/a", "k": 3},
+        {"model": "sim/b", "k": 2},
+    ]
+    assert expand_cells({}, []) == [{}]
+    with pytest.raises(ConfigError, match="unknown factors"):
+        expand_cells(factors, [{"K": 1}])
+
+
+def test_cell_keys_are_sorted_and_readable() -> None:
+    assert cell_key({"model": "sim", "k": 2, "flag": True}) == "flag=true;k=2;model=sim"
+    assert cell_key({}) == ""
+
+
+def test_expand_crosses_cells_items_and_replicates_with_derived_seeds(
+    write_experiment: WriteExperiment,
+) -> None:
+    data = discussion_experiment(factors={"agents": [2, 3]}, replicates=2, seed=5)
+    specs = expand(load_experiment(write_experiment(data)))
+    # 2 cells x 2 questions x 2 replicates = 8 conversations.
+    assert [s.conversation_id for s in specs] == [
+        f"agents={a}/{q}/{r}" for a in (2, 3) for q in ("q1", "q2") for r in (0, 1)
+    ]
+    assert all(s.seed == derive_seed(5, s.conversation_id) for s in specs)
+    assert len({s.seed for s in specs}) == 8
+    assert specs[0].item.payload == {"question": "What is the capital of Australia?"}
+    again = expand(load_experiment(write_experiment(data)))
+    assert [s.seed for s in again] == [s.seed for s in specs]
+
+
+def test_items_limit_and_design_without_factors(write_experiment: WriteExperiment) -> None:
+    data = discussion_experiment(factors={}, items_limit=1)
+    data["settings"]["model"] = "sim"
+    specs = expand(load_experiment(write_experiment(data)))
+    assert [s.conversation_id for s in specs] == ["all/q1/0"]
+    assert specs[0].cell == {} and specs[0].cell_key == ""
