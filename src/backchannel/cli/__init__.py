@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from backchannel.cli._analyse import metrics_command, report_command
+from backchannel.cli._judge import agree_command, judge_command, screen_command
 from backchannel.cli._run import run_command
 from backchannel.cli._status import export_command, status_command
 
@@ -20,6 +21,9 @@ app.command("status")(status_command)
 app.command("export")(export_command)
 app.command("metrics")(metrics_command)
 app.command("report")(report_command)
+app.command("judge")(judge_command)
+app.command("agree")(agree_command)
+app.command("screen")(screen_command)
 
 
 def main() -> None:

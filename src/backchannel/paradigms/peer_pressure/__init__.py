@@ -1,7 +1,7 @@
 """Peer pressure: honest agents discuss a factual question while adversaries push a false answer."""
 
 from backchannel.paradigms.peer_pressure._agreement import judge_agreement, reweighted_fpi
-from backchannel.paradigms.peer_pressure._metrics import compute_metrics
+from backchannel.paradigms.peer_pressure._metrics import compute_metrics, jsonable
 from backchannel.paradigms.peer_pressure._protocol import (
     REASK_VARIANTS,
     PeerPressure,
@@ -26,6 +26,7 @@ __all__ = [
     "compute_metrics",
     "default_judge",
     "item_id",
+    "jsonable",
     "judge_agreement",
     "load_source",
     "reweighted_fpi",
