@@ -214,7 +214,11 @@ def screen_command(
         )
     except ValidationError as error:
         raise ConfigError(f"--dataset/--path/--format: {error.errors()[0]['msg']}") from None
-    items = list(load_source(source))
+    try:
+        items = list(load_source(source))
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    output.parent.mkdir(parents=True, exist_ok=True)
     template = PeerPressure().template("screen.txt")
     cache = ResponseCache(cache_path or output.with_name(output.name + ".cache.sqlite"))
     client = build_client([model], cache=cache)
@@ -260,7 +264,6 @@ def screen_command(
         max_both=max_both,
         per_relation_cap=per_relation_cap,
     )
-    output.parent.mkdir(parents=True, exist_ok=True)
     write_items(result.items, output)
     rates_path = rates or output.with_name(output.name + ".rates.csv")
     result.rates.to_csv(rates_path, index=False)
