@@ -54,6 +54,13 @@ CONVERSATION_BASE_COLUMNS = [
     "meta",
 ]
 
+# Text columns that are never null: CSV writes "" and null alike, so these read back as "".
+_TEXT_NOT_NULL = {
+    "events": ["kind", "name", "agent", "role", "channel", "text", "status", "model", "meta"],
+    "labels": ["judge", "status", "text", "model"],
+    "conversations": ["cell_key", "cell", "item_id", "status", "meta"],
+}
+
 
 @dataclass
 class RunTables:
@@ -95,7 +102,10 @@ class RunTables:
             if parquet.exists():
                 frames[name] = pd.read_parquet(parquet)
             elif csv.exists():
-                frames[name] = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+                frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+                text = [c for c in _TEXT_NOT_NULL[name] if c in frame.columns]
+                frame[text] = frame[text].astype(object).fillna("")
+                frames[name] = frame
             else:
                 raise FileNotFoundError(
                     f"{directory} has no {name}.parquet or {name}.csv; "
