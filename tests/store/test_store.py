@@ -1,0 +1,175 @@
+"""The run store: atomic conversations, resume, manifest, export round trips."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import WriteExperiment, discussion_experiment
+
+from backchannel import _runner
+from backchannel.analysis import RunTables
+from backchannel.backends import UsageMeter
+from backchannel.engine import ConversationSpec, Event, Item
+from backchannel.errors import RunDirectoryError
+from backchannel.experiment import load_experiment
+from backchannel.store import RunStore, export_tables
+
+
+def spec(name: str) -> ConversationSpec:
+    return ConversationSpec(f"all/{name}/0", "discussion", {}, "", Item(name), 0, 1)
+
+
+def event(seq: int, channel: str = "public") -> Event:
+    return Event(seq, "message", "turn", 1, seq, "A", "participant", channel, text=f"t{seq}")  # type: ignore[arg-type]
+
+
+def test_a_conversation_is_stored_whole_or_not_at_all(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run", create=True)
+    store.commit_conversation(spec("one"), 0, [event(0), event(1)], UsageMeter(), {})
+    # The second event breaks the channel CHECK: the whole conversation must roll back.
+    with pytest.raises(Exception, match="CHECK"):
+        store.commit_conversation(
+            spec("two"), 1, [event(0), event(1, channel="side")], UsageMeter(), {}
+        )
+    assert store.counts() == {"done": 1, "failed": 0, "events": 2}
+    assert store.finished_ids() == {"all/one/0"}
+    store.close()
+
+
+def test_a_failed_conversation_is_replaced_when_it_later_succeeds(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run", create=True)
+    store.commit_conversation(spec("one"), 0, [], UsageMeter(), {}, status="failed", error="boom")
+    assert store.counts() == {"done": 0, "failed": 1, "events": 0}
+    assert store.finished_ids() == set()
+    usage = UsageMeter()
+    usage.model("sim").calls = 2
+    store.commit_conversation(spec("one"), 0, [event(0), event(1)], usage, {"k": 1})
+    assert store.counts() == {"done": 1, "failed": 0, "events": 2}
+    assert store.usage().total().calls == 2
+    conversations = store.tables().conversations
+    assert conversations["error"].isna().all()
+    assert json.loads(conversations.loc[0, "meta"]) == {"item": {}, "k": 1}
+    store.close()
+
+
+def test_opening_a_missing_run_directory_says_how_to_make_one(tmp_path: Path) -> None:
+    with pytest.raises(RunDirectoryError, match="is not a run directory"):
+        RunStore(tmp_path / "nothing")
+
+
+def run_plan(path: Path, directory: Path, limit: int | None = None) -> dict[str, int]:
+    """Run (or resume) an experiment in-process; returns counts and calls made."""
+    loaded = load_experiment(path)
+    plan = _runner.plan(loaded, limit)
+    store = _runner.open_run_directory(directory, loaded)
+    plan.done = store.finished_ids()
+    client, cache = _runner.make_client(plan, directory, concurrency=None)
+
+    async def main() -> dict[str, int]:
+        try:
+            return await _runner.execute(plan, store, client=client, max_active=8)
+        finally:
+            await client.aclose()
+
+    counts = asyncio.run(main())
+    cache.close()
+    store.close()
+    return {**counts, "calls": client.usage.total().calls}
+
+
+def test_resume_runs_only_the_conversations_not_yet_stored(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    path = write_experiment(discussion_experiment(replicates=2))
+    directory = tmp_path / "run"
+    # Each conversation: 2 agents x 2 rounds turns + 2 agents x 3 checkpoints probes = 10 calls.
+    assert run_plan(path, directory, limit=3) == {"done": 3, "failed": 0, "calls": 30}
+    assert run_plan(path, directory) == {"done": 1, "failed": 0, "calls": 10}
+    assert run_plan(path, directory) == {"done": 0, "failed": 0, "calls": 0}
+    store = RunStore(directory)
+    assert store.counts() == {"done": 4, "failed": 0, "events": 4 * 11}  # 10 calls + opening
+    store.close()
+
+
+def test_a_different_experiment_is_refused_on_the_same_directory(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    directory = tmp_path / "run"
+    run_plan(write_experiment(discussion_experiment()), directory, limit=1)
+    other = write_experiment(discussion_experiment(seed=12), name="other.yaml")
+    with pytest.raises(RunDirectoryError, match="holds a run of a different experiment"):
+        _runner.open_run_directory(directory, load_experiment(other))
+
+
+def test_manifest_records_config_provenance_seeds_and_templates(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    data = discussion_experiment(endpoints=[{"base_url": "http://h/v1", "api_key": "sk-literal"}])
+    path = write_experiment(data)
+    directory = tmp_path / "run"
+    run_plan(path, directory, limit=1)
+    store = RunStore(directory)
+    manifest = store.manifest()
+    store.close()
+    assert manifest["manifest_version"] == 1
+    assert manifest["paradigm"] == "discussion" and manifest["name"] == "tiny"
+    assert manifest["seed"] == 11 and manifest["factors"] == ["model"]
+    assert "sk-literal" not in json.dumps(manifest)
+    assert "api_key: <redacted>" in manifest["config_as_passed"]
+    assert "name: tiny" in manifest["config_as_passed"]
+    assert manifest["config_resolved"]["settings"]["memory_rounds"] == 5
+    assert manifest["config_resolved"]["seed"] == 11
+    assert set(manifest["prompt_templates"]) == {
+        "opening.txt",
+        "preamble.txt",
+        "probe.txt",
+        "system.txt",
+        "turn.txt",
+    }
+    assert manifest["package_version"] == "0.1.0"
+    source = Path(_runner.__file__).parent
+    head = subprocess.run(
+        ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    assert manifest["git_commit"] == head and isinstance(manifest["git_dirty"], bool)
+
+
+def nulls_as_none(frame: pd.DataFrame) -> pd.DataFrame:
+    as_objects = frame.astype(object)
+    return as_objects.where(as_objects.notna(), None)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_export_round_trips_through_run_tables(
+    write_experiment: WriteExperiment, tmp_path: Path, fmt: str
+) -> None:
+    directory = tmp_path / "run"
+    run_plan(write_experiment(), directory)
+    store = RunStore(directory)
+    tables = store.tables()
+    store.close()
+    written = export_tables(tables, tmp_path / "export", fmt)  # type: ignore[arg-type]
+    assert {p.name for p in written} == {
+        f"events.{fmt}",
+        f"labels.{fmt}",
+        f"conversations.{fmt}",
+        "manifest.json",
+    }
+    back = RunTables.from_directory(tmp_path / "export")
+    assert back.manifest == json.loads(json.dumps(tables.manifest, default=str))
+    exact = fmt == "parquet"
+    for name in ("events", "labels", "conversations"):
+        original, loaded = getattr(tables, name), getattr(back, name)
+        assert list(loaded.columns) == list(original.columns), name
+        assert len(loaded) == len(original), name
+        if exact:
+            pd.testing.assert_frame_equal(loaded, original)
+        elif len(original):  # CSV keeps values, not dtypes; every kind of null reads back as NaN
+            pd.testing.assert_frame_equal(nulls_as_none(loaded), nulls_as_none(original))
+    assert len(back.events) == 2 * 11  # two questions, one cell, one replicate
+    assert back.factors == ["model"] and (back.conversations["model"] == "sim").all()
