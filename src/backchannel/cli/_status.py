@@ -55,4 +55,4 @@ def export_command(
     finally:
         store.close()
     for path in written:
-        out.print(str(path))
+        out.print(str(path), soft_wrap=True, markup=False, highlight=False)
