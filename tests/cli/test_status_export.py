@@ -1,0 +1,82 @@
+"""`backchannel run --dry-run`, `status` and `export`: estimates match the calls a run makes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import WriteExperiment, discussion_experiment, invoke
+
+from backchannel.analysis import RunTables
+
+
+def number_after(label: str, text: str) -> int:
+    match = re.search(re.escape(label) + r"\s*(\d+)", text)
+    assert match is not None, (label, text)
+    return int(match.group(1))
+
+
+def test_dry_run_estimate_equals_the_calls_a_sim_run_makes(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    data = discussion_experiment(factors={"model": ["sim"], "agents": [2, 3]}, replicates=2)
+    data["settings"]["rounds"] = 3
+    path = write_experiment(data)
+    run = tmp_path / "run"
+    dry = invoke("run", path, "-o", run, "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
+    assert not run.exists()  # a dry run calls and writes nothing
+    # Per conversation n*T turns + n*(T+1) probes: n=2 -> 6+8 = 14, n=3 -> 9+12 = 21;
+    # 2 questions x 2 replicates each: 4 * (14 + 21) = 140.
+    assert number_after("conversations:", dry.stdout) == 8
+    assert number_after("estimated calls:", dry.stdout) == 140
+    assert number_after("sim:", dry.stdout) == 140
+    ran = invoke("run", path, "-o", run)
+    assert ran.exit_code == 0, ran.stderr
+    status = invoke("status", run)
+    assert status.exit_code == 0, status.stderr
+    assert "conversations: 8 done, 0 failed; events: 148" in status.stdout  # + 8 openings
+    assert number_after("calls", status.stdout) == 140
+    assert number_after("re-asks", status.stdout) == 0
+    assert number_after("parse failures", status.stdout) == 0
+
+
+def test_status_counts_cache_hits_of_a_rerun_into_a_new_directory(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    path = write_experiment()
+    assert invoke("run", path, "-o", tmp_path / "a").exit_code == 0
+    status = invoke("status", tmp_path / "a")
+    assert number_after("calls", status.stdout) == 20
+    assert number_after("cache hits", status.stdout) == 0
+
+
+def test_status_and_export_refuse_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
+    for args in (("status", tmp_path), ("export", tmp_path, "-o", tmp_path / "out")):
+        result = invoke(*args)
+        assert result.exit_code == 2
+        assert "is not a run directory" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_writes_tables_that_metrics_can_read(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    assert invoke("run", write_experiment(), "-o", run).exit_code == 0
+    result = invoke("export", run, "-o", tmp_path / "tables", "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    assert sorted(Path(line).name for line in result.stdout.split()) == [
+        "conversations.csv",
+        "events.csv",
+        "labels.csv",
+        "manifest.json",
+    ]
+    tables = RunTables.from_directory(tmp_path / "tables")
+    assert len(tables.conversations) == 2 and len(tables.events) == 22
+    from_tables = invoke("metrics", "--tables", tmp_path / "tables", "--json")
+    from_run = invoke("metrics", run, "--json")
+    assert from_tables.exit_code == 0 and from_run.exit_code == 0
+    assert from_tables.stdout == from_run.stdout
+    bad = invoke("export", run, "-o", tmp_path / "x", "--format", "xlsx")
+    assert bad.exit_code == 2
