@@ -59,7 +59,7 @@ class LocalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     parallel: int = Field(4, ge=1, description="Parallel slots (requests decoded together).")
     context_per_slot: int = Field(4096, ge=256, description="Context length of each slot.")
-    threads: int | None = Field(None, ge=1, description="CPU threads; default all cores.")
+    threads: int | None = Field(None, ge=1, description="CPU threads; default all cores but one.")
 
     def to_settings(self) -> LocalSettings:
         return LocalSettings(self.parallel, self.context_per_slot, self.threads)
