@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ def write_experiment(tmp_path: Path) -> WriteExperiment:
     return write
 
 
-def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+def invoke(*args: str | Path, env: Mapping[str, str | None] | None = None) -> Result:
     """Run the `backchannel` command in-process."""
     from backchannel.cli import app
 

@@ -113,7 +113,7 @@ def test_missing_key_variable_is_a_config_error(
     write_experiment: WriteExperiment, tmp_path: Path
 ) -> None:
     path = write_experiment(http_experiment("http://127.0.0.1:9/v1", api_key_env="BC_UNSET_KEY"))
-    result = invoke("run", path, "-o", tmp_path / "run", env={"BC_UNSET_KEY": None})  # type: ignore[dict-item]
+    result = invoke("run", path, "-o", tmp_path / "run", env={"BC_UNSET_KEY": None})
     assert result.exit_code == 2
     assert "BC_UNSET_KEY" in result.stderr
 

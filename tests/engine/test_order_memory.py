@@ -28,7 +28,7 @@ def test_shuffled_order_depends_only_on_experiment_seed_and_round() -> None:
 
 def test_unknown_order_policy_is_refused() -> None:
     with pytest.raises(ValueError, match="fixed or shuffled"):
-        speaking_order(SEATS, 1, "random", 0)  # type: ignore[arg-type]
+        speaking_order(SEATS, 1, "random", 0)
 
 
 # A transcript of three agents over four rounds (plus the opening), one message each per round.

@@ -25,7 +25,7 @@ def spec(name: str) -> ConversationSpec:
 
 
 def event(seq: int, channel: str = "public") -> Event:
-    return Event(seq, "message", "turn", 1, seq, "A", "participant", channel, text=f"t{seq}")  # type: ignore[arg-type]
+    return Event(seq, "message", "turn", 1, seq, "A", "participant", channel, text=f"t{seq}")
 
 
 def test_a_conversation_is_stored_whole_or_not_at_all(tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_export_round_trips_through_run_tables(
     store = RunStore(directory)
     tables = store.tables()
     store.close()
-    written = export_tables(tables, tmp_path / "export", fmt)  # type: ignore[arg-type]
+    written = export_tables(tables, tmp_path / "export", fmt)
     assert {p.name for p in written} == {
         f"events.{fmt}",
         f"labels.{fmt}",
