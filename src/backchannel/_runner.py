@@ -150,6 +150,7 @@ async def execute(
             events,
             context.usage,
             context.meta,
+            labels=context.labels if outcome.status == "done" else (),
             status=outcome.status,
             error=outcome.error,
         )

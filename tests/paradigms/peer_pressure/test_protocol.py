@@ -265,11 +265,6 @@ def test_the_examples_load_and_expand(name: str) -> None:
     assert plan.specs and plan.estimate(only_todo=False)["calls"] > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_runner.execute does not yet pass ctx.labels to RunStore.commit_conversation, "
-    "so inline judge labels are not stored",
-)
 def test_the_quickstart_runs_and_reports_with_its_inline_judge(tmp_path: Path) -> None:
     run = tmp_path / "quickstart"
     result = invoke("run", ROOT / "examples" / "quickstart.yaml", "-o", run, "--model", "sim")
