@@ -221,6 +221,24 @@ class FakeServerProcess:
             self._process = None
 
 
+def warm_up_sdk(base_url: str, calls: int = 3) -> None:
+    """A few untimed SDK calls, so lazy imports and first-use setup are not billed to anyone."""
+
+    async def go() -> None:
+        import openai
+
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0)
+        try:
+            for _ in range(calls):
+                await client.chat.completions.create(
+                    model="fake", messages=[{"role": "user", "content": "warm up"}], max_tokens=4
+                )
+        finally:
+            await client.close()
+
+    asyncio.run(go())
+
+
 # --- bare baselines: the same call pattern with nothing but the openai SDK ----------------------
 
 Call = Callable[[int, list[dict[str, str]]], Awaitable[str]]

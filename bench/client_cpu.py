@@ -29,6 +29,7 @@ from _harness import (
     sdk_call,
     table,
     temporary_directory,
+    warm_up_sdk,
     write_experiment,
 )
 
@@ -77,6 +78,7 @@ def run(workload: Workload, *, repeats: int = 2) -> Result:
     """
     best: dict[str, Measured | None] = {"bc": None, "limited": None, "unlimited": None}
     with FakeServerProcess(latency=0.0, slots=64) as server, temporary_directory() as root:
+        warm_up_sdk(server.base_url)
         for repeat in range(repeats):
             directory = root / f"r{repeat}"
             directory.mkdir()
