@@ -30,7 +30,9 @@ def test_example_dry_run_counts_conversations(example: Path) -> None:
 def test_example_runs_on_sim_and_reports(example: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     runner = CliRunner()
-    result = runner.invoke(app, ["run", str(example), "-o", str(run), "--model", "sim", "--limit", "2"])
+    result = runner.invoke(
+        app, ["run", str(example), "-o", str(run), "--model", "sim", "--limit", "2"]
+    )
     assert result.exit_code == 0, result.output
     status = runner.invoke(app, ["status", str(run)])
     assert "2 done, 0 failed" in status.output
