@@ -173,3 +173,35 @@ def test_export_round_trips_through_run_tables(
             pd.testing.assert_frame_equal(nulls_as_none(loaded), nulls_as_none(original))
     assert len(back.events) == 2 * 11  # two questions, one cell, one replicate
     assert back.factors == ["model"] and (back.conversations["model"] == "sim").all()
+
+
+def test_csv_export_keeps_numeric_looking_identifiers_as_text(tmp_path: Path) -> None:
+    """An item id or a text that looks like a number reads back from CSV as the same string."""
+    import pandas as pd
+
+    from backchannel.analysis import RunTables
+    from backchannel.store import export_tables
+
+    tables = RunTables.empty()
+    tables.conversations = pd.DataFrame(
+        [
+            {
+                "run_id": "r",
+                "conversation_id": "all/1/0",
+                "paradigm": "discussion",
+                "cell_key": "",
+                "cell": "{}",
+                "item_id": "1",
+                "replicate": 0,
+                "seed": 3,
+                "status": "done",
+                "error": None,
+                "meta": "{}",
+            }
+        ]
+    )
+    export_tables(tables, tmp_path / "csv", "csv")
+    back = RunTables.from_directory(tmp_path / "csv")
+    assert back.conversations.loc[0, "item_id"] == "1"
+    assert back.conversations.loc[0, "conversation_id"] == "all/1/0"
+    assert back.conversations.loc[0, "replicate"] == 0

@@ -61,6 +61,14 @@ _TEXT_NOT_NULL = {
     "conversations": ["cell_key", "cell", "item_id", "status", "meta"],
 }
 
+# Identifiers and texts stay strings when read back from CSV (an item id "1" is not the number 1).
+_STRING_DTYPES = {
+    name: dict.fromkeys(
+        {"run_id", "conversation_id", "value", "label", "error", "judge", *columns}, str
+    )
+    for name, columns in _TEXT_NOT_NULL.items()
+}
+
 
 @dataclass
 class RunTables:
@@ -102,7 +110,9 @@ class RunTables:
             if parquet.exists():
                 frames[name] = pd.read_parquet(parquet)
             elif csv.exists():
-                frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+                frame = pd.read_csv(
+                    csv, keep_default_na=False, na_values=[""], dtype=_STRING_DTYPES[name]
+                )
                 text = [c for c in _TEXT_NOT_NULL[name] if c in frame.columns]
                 frame[text] = frame[text].astype(object).fillna("")
                 frames[name] = frame
