@@ -85,7 +85,14 @@ def run_command(
             def on_progress(finished: int, total: int, usage: Usage) -> None:
                 progress.update(task, completed=finished, usage=_usage_line(usage))
 
+            async def refresh() -> None:
+                # Calls, tokens and retries move between conversation ends too.
+                while True:
+                    await asyncio.sleep(0.5)
+                    progress.update(task, usage=_usage_line(client.usage.total()))
+
             async def main() -> dict[str, int]:
+                ticker = asyncio.create_task(refresh())
                 try:
                     return await _runner.execute(
                         run_plan,
@@ -95,6 +102,7 @@ def run_command(
                         on_progress=on_progress,
                     )
                 finally:
+                    ticker.cancel()
                     await client.aclose()
 
             counts = asyncio.run(main())
