@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from backchannel import _runner
+from backchannel.backends import LLMClient
 from backchannel.experiment import load_experiment
 
 QUESTION = "What is the capital city of Australia?"
@@ -134,27 +135,38 @@ def run_backchannel(
     run_directory: Path,
     *,
     concurrency: int | None,
-    client_hook: Callable[[Any], None] | None = None,
+    wrap_client: Callable[[LLMClient], LLMClient] | None = None,
+    prepare: Callable[[LLMClient], Awaitable[None]] | None = None,
 ) -> Measured:
-    """Plan and execute a run with the real runner (store and cache included); time execute."""
+    """Plan and execute a run with the real runner (store and cache included); time execute.
+
+    `wrap_client` may put a recording layer around the run's client before it is used;
+    `prepare` runs on the same event loop before the clock starts (e.g. to load a model).
+    """
     loaded = load_experiment(experiment)
     run_plan = _runner.plan(loaded)
     store = _runner.open_run_directory(run_directory, loaded)
     try:
         client, cache = _runner.make_client(run_plan, run_directory, concurrency=concurrency)
-        if client_hook is not None:
-            client_hook(client)
+        if wrap_client is not None:
+            client = wrap_client(client)
         max_active = max(16, 4 * (concurrency or 64))
 
-        async def main() -> dict[str, int]:
+        async def main() -> tuple[dict[str, int], float, float, int]:
             try:
-                return await _runner.execute(run_plan, store, client=client, max_active=max_active)
+                if prepare is not None:
+                    await prepare(client)
+                calls_before = client.usage.total().calls
+                wall, cpu = time.perf_counter(), time.process_time()
+                counts = await _runner.execute(
+                    run_plan, store, client=client, max_active=max_active
+                )
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                return counts, wall, cpu, calls_before
             finally:
                 await client.aclose()
 
-        wall, cpu = time.perf_counter(), time.process_time()
-        counts = asyncio.run(main())
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        counts, wall, cpu, calls_before = asyncio.run(main())
         cache.close()
     finally:
         store.close()
@@ -163,7 +175,7 @@ def run_backchannel(
     usage = client.usage.total()
     if usage.failures or usage.parse_failures:
         raise RuntimeError(f"calls failed in the benchmark run: {usage}")
-    return Measured(wall, cpu, usage.calls)
+    return Measured(wall, cpu, usage.calls - calls_before)
 
 
 @contextmanager

