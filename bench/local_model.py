@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> Result:
     else:
         workload = Workload(8, 2, 2, max_tokens=16, probe_max_tokens=8)
     result = run(workload, parallel=args.parallel, concurrency=args.concurrency)
-    in_flight = args.concurrency or 4 * args.parallel
+    in_flight = args.concurrency or args.parallel
     print(
         f"embedded model ({MODEL}), {args.parallel} llama.cpp slots, backchannel "
         f"max_in_flight {in_flight}; {machine()}"

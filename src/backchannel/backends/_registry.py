@@ -125,7 +125,7 @@ def build_client(
                     context_per_slot=local.context_per_slot,
                     threads=local.threads,
                 )
-                limit = max_in_flight or local.max_in_flight or 4 * local.parallel
+                limit = max_in_flight or local.max_in_flight or local.parallel
                 stacks[key] = _wrap(raw, cache, PriorityLimiter(limit), retry)
         else:
             from backchannel.backends._openai import OpenAIBackend
