@@ -58,7 +58,7 @@ class Plan:
         specs = [s for _, s in self.todo] if only_todo else self.specs
         for spec in specs:
             estimate: CallEstimate = self.loaded.paradigm.estimate(
-                spec.cell, spec.item, self.loaded.settings
+                spec.cell, spec.item, self.loaded.settings, replicate=spec.replicate
             )
             for model, count in estimate.calls.items():
                 calls[model] = calls.get(model, 0) + count

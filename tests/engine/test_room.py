@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from backchannel.backends import Request, build_client, register_sim, unregister_sim
-from backchannel.engine import Agent, ConversationContext, ConversationSpec, Item
+from backchannel.engine import Agent, ConversationContext, ConversationSpec, Event, Item
 
 SIM = "room-recorder"
 
@@ -161,3 +161,38 @@ def test_reserved_agent_names_are_refused() -> None:
     for name in ("You", "moderator", ""):
         with pytest.raises(ValueError, match="reserved"):
             Agent(name, "participant", "sim")
+
+
+async def test_postprocess_reshapes_a_turn_and_shown_sets_what_the_room_reads(
+    recorder: Recorder,
+) -> None:
+    ctx = context()
+    a, b = agents("A", "B")
+    room = ctx.room([a, b])
+
+    def keep_length(event: Event) -> None:
+        event.value = len(event.text)
+        event.meta["seen"] = True
+
+    first = await room.speak(
+        a, "Speak.", round=1, turn=0, postprocess=keep_length, shown=lambda e: "SHOWN"
+    )
+    await room.speak(b, "Speak.", round=1, turn=1)
+    assert first.text == "said-0"  # the raw output is kept
+    assert first.value == len("said-0") and first.meta["seen"] is True
+    assert "A: SHOWN" in recorder.prompt_of(1) and "said-0" not in recorder.prompt_of(1)
+    probe = await room.probe(b, "Private?", checkpoint=1, postprocess=keep_length)
+    assert probe.value == len(probe.text)
+    asked = await ctx.ask(
+        f"sim/{SIM}",
+        room.prompt(a, "Rate."),
+        kind="rating",
+        name="r",
+        round=1,
+        agent="A",
+        role="participant",
+        postprocess=keep_length,
+        seed=42,
+    )
+    assert asked.value == len(asked.text)
+    assert recorder.requests[-1].seed == 42

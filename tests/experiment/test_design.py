@@ -51,3 +51,33 @@ def test_items_limit_and_design_without_factors(write_experiment: WriteExperimen
     specs = expand(load_experiment(write_experiment(data)))
     assert [s.conversation_id for s in specs] == ["all/q1/0"]
     assert specs[0].cell == {} and specs[0].cell_key == ""
+
+
+def test_replicates_by_gives_matching_cells_their_own_count(
+    write_experiment: WriteExperiment,
+) -> None:
+    data = discussion_experiment(
+        factors={"agents": [2, 3]},
+        replicates=1,
+        replicates_by=[{"when": {"agents": 3}, "replicates": 2}],
+    )
+    specs = expand(load_experiment(write_experiment(data)))
+    # agents=2: 2 questions x 1 replicate; agents=3: 2 questions x 2 replicates.
+    assert [s.conversation_id for s in specs] == [
+        "agents=2/q1/0",
+        "agents=2/q2/0",
+        "agents=3/q1/0",
+        "agents=3/q1/1",
+        "agents=3/q2/0",
+        "agents=3/q2/1",
+    ]
+
+
+def test_replicates_by_naming_an_unknown_factor_is_a_config_error(
+    write_experiment: WriteExperiment,
+) -> None:
+    data = discussion_experiment(
+        factors={"agents": [2]}, replicates_by=[{"when": {"pool": "B"}, "replicates": 2}]
+    )
+    with pytest.raises(ConfigError, match=r"replicates_by\.0\.when names unknown factors"):
+        load_experiment(write_experiment(data))

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import (
@@ -23,6 +23,9 @@ from backchannel.backends import (
 )
 from backchannel.engine._events import Channel, Event, EventLog
 from backchannel.seeding import derive_seed
+
+Postprocess = Callable[[Event], None]
+"""Reshapes a freshly filled event (its value, meta) before it is stored or enters a room."""
 
 if TYPE_CHECKING:
     from backchannel.engine._agent import Agent
@@ -148,8 +151,14 @@ class ConversationContext:
         constraint: OutputConstraint | None = None,
         critical: bool = False,
         meta: dict[str, Any] | None = None,
+        postprocess: Postprocess | None = None,
+        seed: int | None = None,
     ) -> Event:
-        """One independent call (no room), stored as an event of the given kind."""
+        """One independent call (no room), stored as an event of the given kind.
+
+        `postprocess(event)` may reshape the parsed value or meta before the event is stored;
+        `seed` replaces the per-call seed (e.g. a run-level seed for calls shared by conversations).
+        """
         event = self.log.reserve(
             kind=kind,
             name=name,
@@ -168,7 +177,11 @@ class ConversationContext:
             constraint=constraint,
             critical=critical,
         )
+        if seed is not None:
+            request = replace(request, seed=seed)
         event.fill(await self.generate(request))
+        if postprocess is not None:
+            postprocess(event)
         self.log.complete(event)
         return event
 

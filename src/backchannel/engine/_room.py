@@ -11,8 +11,9 @@ import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from backchannel.backends import GenerationSettings, Message, OutputConstraint
+from backchannel.backends import Completion, GenerationSettings, Message, OutputConstraint
 from backchannel.engine._agent import Agent
+from backchannel.engine._conversation import Postprocess
 from backchannel.engine._events import Event
 from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
 from backchannel.engine._order import OrderPolicy, speaking_order
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 PROBE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=128)
 InstructionFor = Callable[[Agent], str] | str
+Shown = Callable[[Event], str]
+"""The text of a turn that enters the room, when it is not the raw model output."""
 
 
 class Room:
@@ -121,8 +124,14 @@ class Room:
         constraint: OutputConstraint | None = None,
         name: str = "turn",
         meta: dict[str, Any] | None = None,
+        postprocess: Postprocess | None = None,
+        shown: Shown | None = None,
     ) -> Event:
-        """One turn: the agent answers from its view; the answer enters the transcript."""
+        """One turn: the agent answers from its view; the answer enters the transcript.
+
+        `postprocess(event)` may reshape the parsed value or meta before anything else sees the
+        event; `shown(event)` is the text that enters the room (default: the raw text).
+        """
         self.current_round = max(self.current_round, round)
         event, request = self._turn_request(
             agent,
@@ -134,9 +143,8 @@ class Room:
             name=name,
             meta=meta,
         )
-        event.fill(await self.context.generate(request))
-        self.context.log.complete(event)
-        self._append(event, audience)
+        self._finish(event, await self.context.generate(request), postprocess)
+        self._append(event, audience, shown)
         return event
 
     def _turn_request(
@@ -175,14 +183,25 @@ class Room:
         )
         return event, request
 
-    def _append(self, event: Event, audience: Iterable[str] | None) -> None:
-        if event.status == "ok" or event.text:
+    def _finish(
+        self, event: Event, completion: Completion, postprocess: Postprocess | None
+    ) -> None:
+        event.fill(completion)
+        if postprocess is not None:
+            postprocess(event)
+        self.context.log.complete(event)
+
+    def _append(
+        self, event: Event, audience: Iterable[str] | None, shown: Shown | None = None
+    ) -> None:
+        text = shown(event) if shown is not None else event.text
+        if event.status == "ok" or text:
             self.transcript.append(
                 Entry(
                     event.round,
                     event.turn or 0,
                     event.agent,
-                    event.text,
+                    text,
                     None if audience is None else frozenset(audience),
                 )
             )
@@ -195,8 +214,10 @@ class Room:
         simultaneous: bool = False,
         constraint: OutputConstraint | None = None,
         name: str = "turn",
+        postprocess: Postprocess | None = None,
+        shown: Shown | None = None,
     ) -> list[Event]:
-        """Every agent speaks once, in this round's order.
+        """Every agent speaks once, in this round's order (`postprocess`, `shown`: see `speak`).
 
         With `simultaneous`, all agents answer from the view before the round, concurrently, and
         nobody sees another's message of the same round.
@@ -216,6 +237,8 @@ class Room:
                     turn=turn,
                     constraint=constraint,
                     name=name,
+                    postprocess=postprocess,
+                    shown=shown,
                 )
                 for turn, agent in enumerate(agents)
             ]
@@ -237,9 +260,8 @@ class Room:
         )
         events = []
         for (event, _), completion in zip(prepared, completions, strict=True):
-            event.fill(completion)
-            self.context.log.complete(event)
-            self._append(event, None)
+            self._finish(event, completion, postprocess)
+            self._append(event, None, shown)
             events.append(event)
         return events
 
@@ -256,6 +278,7 @@ class Room:
         full_history: bool = False,
         kind: str = "probe",
         meta: dict[str, Any] | None = None,
+        postprocess: Postprocess | None = None,
     ) -> asyncio.Task[Event]:
         """Ask `agent` privately, from its current view; the answer never enters the room.
 
@@ -283,8 +306,7 @@ class Room:
         )
 
         async def call() -> Event:
-            event.fill(await self.context.generate(request))
-            self.context.log.complete(event)
+            self._finish(event, await self.context.generate(request), postprocess)
             return event
 
         return self.context.spawn(call())

@@ -54,7 +54,7 @@ def expand(loaded: LoadedExperiment) -> list[ConversationSpec]:
     for cell in cells:
         key = cell_key(cell)
         for item in paradigm.items_for_cell(cell, settings, items):
-            for replicate in range(experiment.replicates):
+            for replicate in range(experiment.replicates_for(cell)):
                 conversation_id = f"{key or 'all'}/{item.item_id}/{replicate}"
                 specs.append(
                     ConversationSpec(

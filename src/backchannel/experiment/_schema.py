@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backchannel.backends import EndpointSettings, LocalSettings, Price, RetryPolicy
 
@@ -77,6 +77,14 @@ class RetryConfig(BaseModel):
         return RetryPolicy(self.max_retries, self.base_delay_s, self.max_delay_s)
 
 
+class ReplicateRule(BaseModel):
+    """A different number of replicates for the cells whose levels match `when`."""
+
+    model_config = ConfigDict(extra="forbid")
+    when: dict[str, Any] = Field(min_length=1, description="Factor levels a cell must have.")
+    replicates: int = Field(ge=1, description="Conversations per item for matching cells.")
+
+
 class Experiment(BaseModel):
     """One experiment file. Precedence: command line > experiment file > paradigm defaults."""
 
@@ -85,6 +93,10 @@ class Experiment(BaseModel):
     paradigm: str = Field(description="discussion, peer_pressure, dyad or council.")
     seed: int = Field(0, description="Experiment seed; every conversation's seed derives from it.")
     replicates: int = Field(1, ge=1, description="Conversations per cell and item.")
+    replicates_by: list[ReplicateRule] = Field(
+        default_factory=list,
+        description="Per-cell replicate counts; the first rule whose levels match wins.",
+    )
     factors: dict[str, list[Any]] = Field(
         default_factory=dict,
         description="Design factors and their levels; cells are all combinations.",
@@ -101,6 +113,24 @@ class Experiment(BaseModel):
     local: LocalConfig = Field(default_factory=LocalConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     max_reasks: int = Field(2, ge=0, description="Re-asks after an unreadable constrained answer.")
+
+    def replicates_for(self, cell: dict[str, Any]) -> int:
+        """The replicate count of one cell: the first matching rule, else `replicates`."""
+        for rule in self.replicates_by:
+            if all(cell.get(name) == level for name, level in rule.when.items()):
+                return rule.replicates
+        return self.replicates
+
+    @model_validator(mode="after")
+    def _rules_name_factors(self) -> Experiment:
+        for index, rule in enumerate(self.replicates_by):
+            unknown = sorted(set(rule.when) - set(self.factors))
+            if unknown:
+                raise ValueError(
+                    f"replicates_by.{index}.when names unknown factors {unknown}; "
+                    f"factors are {sorted(self.factors)}"
+                )
+        return self
 
     @field_validator("factors")
     @classmethod

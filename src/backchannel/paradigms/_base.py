@@ -50,8 +50,10 @@ class Paradigm(ABC):
         return None
 
     @abstractmethod
-    def estimate(self, cell: dict[str, Any], item: Item, settings: Any) -> CallEstimate:
-        """Calls one conversation of this cell and item will make."""
+    def estimate(
+        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
+    ) -> CallEstimate:
+        """Calls the conversation of this cell, item and replicate will make."""
 
     @abstractmethod
     async def run(self, ctx: ConversationContext) -> None:

@@ -105,7 +105,9 @@ class Council(Paradigm):
             return found | {settings.single_model}
         return found | set(settings.pool_models)
 
-    def estimate(self, cell: dict[str, Any], item: Item, settings: Any) -> CallEstimate:
+    def estimate(
+        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
+    ) -> CallEstimate:
         pool, delphi = _cell_levels(cell, settings)
         scenario = Scenario.from_dict(item.payload)
         calls: dict[str, int] = {}

@@ -33,7 +33,9 @@ class Discussion(Paradigm):
     def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
         return {self._model(cell, settings)}
 
-    def estimate(self, cell: dict[str, Any], item: Item, settings: Any) -> CallEstimate:
+    def estimate(
+        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
+    ) -> CallEstimate:
         n, t = int(cell.get("agents", settings.agents)), settings.rounds
         calls = n * t + n * (t + 1)
         prompt = n * t * 150 + n * (t + 1) * 150

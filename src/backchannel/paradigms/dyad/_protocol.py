@@ -76,7 +76,9 @@ class Dyad(Paradigm):
             _level(cell, settings, "opponent_model"),
         }
 
-    def estimate(self, cell: dict[str, Any], item: Item, settings: Any) -> CallEstimate:
+    def estimate(
+        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
+    ) -> CallEstimate:
         t = settings.rounds
         # Discussant: opening + T turns + T + 1 ratings; Opponent: T turns + T + 1 ratings.
         calls: dict[str, int] = {}

@@ -144,7 +144,9 @@ class PeerPressure(Paradigm):
             return []
         return sorted({c for c in settings.reask.checkpoints if c <= settings.rounds})
 
-    def estimate(self, cell: dict[str, Any], item: Item, settings: Any) -> CallEstimate:
+    def estimate(
+        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
+    ) -> CallEstimate:
         n, k = self._size(cell, settings)
         honest, rounds = n - k, settings.rounds
         turns = n * rounds
