@@ -26,8 +26,9 @@ from typing import Any
 import yaml
 
 from backchannel import _runner
-from backchannel.backends import LLMClient
+from backchannel.backends import LLMClient, RawCompletion, Request, Route
 from backchannel.experiment import load_experiment
+from backchannel.seeding import derive_seed
 
 QUESTION = "What is the capital city of Australia?"
 
@@ -337,6 +338,118 @@ async def bare_sequential(call: Call, workload: Workload) -> int:
                 await call(workload.probe_max_tokens, _messages(name, history, probe))
                 calls += 1
     return calls
+
+
+# --- replay: exactly the requests backchannel sent, in the discussion's dependency shape ---------
+
+
+@dataclass(frozen=True)
+class SentCall:
+    """One call as backchannel sent it: its place in its conversation and the SDK arguments.
+
+    `critical` calls are turns (awaited in order); the others are probes (run beside the turns).
+    """
+
+    seq: int
+    critical: bool
+    arguments: dict[str, Any]
+
+
+class _Recorder:
+    """Passes requests through to `inner` and keeps each one."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.requests: list[Request] = []
+
+    @property
+    def endpoint(self) -> str:
+        return str(self._inner.endpoint)
+
+    async def generate(self, request: Request) -> RawCompletion:
+        self.requests.append(request)
+        completion: RawCompletion = await self._inner.generate(request)
+        return completion
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def record_calls(experiment: Path, run_directory: Path, model: str) -> list[list[SentCall]]:
+    """Run `experiment` (on one `model`) and return each conversation's calls in event order.
+
+    A call is assigned to its conversation by its seed, which the engine derives from the
+    conversation's seed and the call's event sequence number; the SDK arguments are those
+    `OpenAIBackend` passes (messages, temperature, top_p, max_tokens, seed).
+    """
+    loaded = load_experiment(experiment)
+    specs = _runner.plan(loaded).specs
+    recorders: list[_Recorder] = []
+
+    def wrap(client: LLMClient) -> LLMClient:
+        recorder = _Recorder(client.route(model).backend)
+        recorders.append(recorder)
+        return LLMClient({model: Route(recorder)})
+
+    run_backchannel(experiment, run_directory, concurrency=None, wrap_client=wrap)
+    (recorder,) = recorders
+    seeds: dict[int, tuple[int, int]] = {}
+    for index, spec in enumerate(specs):
+        for seq in range(4 * len(recorder.requests) // len(specs) + 8):
+            seeds[derive_seed(spec.seed, seq)] = (index, seq)
+    conversations: list[list[SentCall]] = [[] for _ in specs]
+    for request in recorder.requests:
+        if request.seed not in seeds or request.constraint is not None or request.attempt:
+            raise RuntimeError("a recorded call is not a plain first attempt of a conversation")
+        index, seq = seeds[request.seed]
+        arguments = {
+            "model": request.model.split("/", 1)[1],
+            "messages": [m.as_dict() for m in request.messages],
+            "temperature": request.settings.temperature,
+            "top_p": request.settings.top_p,
+            "max_tokens": request.settings.max_tokens,
+            "seed": request.seed,
+        }
+        conversations[index].append(SentCall(seq, request.critical, arguments))
+    for calls in conversations:
+        calls.sort(key=lambda call: call.seq)
+    return conversations
+
+
+async def replay_conversation(
+    client: Any, calls: Sequence[SentCall], semaphore: asyncio.Semaphore | None = None
+) -> int:
+    """Send one conversation's recorded calls with the bare SDK: turns one after another, each
+    probe as a task started where the engine started it; returns the calls made."""
+
+    async def send(arguments: dict[str, Any]) -> str:
+        if semaphore is None:
+            response = await client.chat.completions.create(**arguments)
+        else:
+            async with semaphore:
+                response = await client.chat.completions.create(**arguments)
+        return str(response.choices[0].message.content or "")
+
+    probes: list[asyncio.Task[str]] = []
+    for call in calls:
+        if call.critical:
+            await send(call.arguments)
+        else:
+            probes.append(asyncio.ensure_future(send(call.arguments)))
+    await asyncio.gather(*probes)
+    return len(calls)
+
+
+async def replay_concurrent(
+    client: Any,
+    conversations: Sequence[Sequence[SentCall]],
+    semaphore: asyncio.Semaphore | None = None,
+) -> int:
+    """Every recorded conversation at once on one AsyncOpenAI client."""
+    done = await asyncio.gather(
+        *(replay_conversation(client, calls, semaphore) for calls in conversations)
+    )
+    return sum(done)
 
 
 def measure(coroutine_factory: Callable[[], Awaitable[int]]) -> Measured:

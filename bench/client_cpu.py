@@ -3,7 +3,9 @@
 A zero-latency fake server runs in a subprocess, so this process's CPU time (time.process_time)
 is the client's alone. Both sides make the same discussion call pattern, all conversations at
 once; backchannel goes through the real runner (engine, cache, store), the baseline through one
-`AsyncOpenAI` client. Run: python bench/client_cpu.py [--quick]
+`AsyncOpenAI` client sending exactly the requests backchannel sent (recorded in an untimed run:
+same messages, temperature, top_p, max_tokens and seed, so the fake server's answers are the
+same too). Run: python bench/client_cpu.py [--quick]
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import (
     FakeServerProcess,
     Measured,
+    SentCall,
     Workload,
-    bare_concurrent,
     machine,
     measure,
+    record_calls,
+    replay_concurrent,
     run_backchannel,
-    sdk_call,
     table,
     temporary_directory,
     warm_up_sdk,
@@ -34,6 +37,7 @@ from _harness import (
 )
 
 IN_FLIGHT = 64
+MODEL = "openai/fake"
 
 
 @dataclass(frozen=True)
@@ -55,12 +59,12 @@ class Result:
         return self.backchannel.cpu_ms_per_call / self.sdk.cpu_ms_per_call
 
 
-def _sdk_run(base_url: str, workload: Workload, limit: int | None) -> Measured:
+def _sdk_run(base_url: str, calls: list[list[SentCall]], limit: int | None) -> Measured:
     async def go() -> int:
         client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0)
         semaphore = asyncio.Semaphore(limit) if limit is not None else None
         try:
-            return await bare_concurrent(sdk_call(client, "fake", semaphore), workload)
+            return await replay_concurrent(client, calls, semaphore)
         finally:
             await client.close()
 
@@ -74,22 +78,27 @@ def _lower(best: Measured | None, new: Measured) -> Measured:
 def run(workload: Workload, *, repeats: int = 2) -> Result:
     """Alternate backchannel and SDK runs against one server; keep each side's lowest CPU/call.
 
-    Backchannel runs with 64 calls in flight; the SDK both under a semaphore of 64 and unlimited.
+    An untimed backchannel run first records the calls the SDK side replays. Backchannel runs
+    with 64 calls in flight; the SDK both under a semaphore of 64 and unlimited.
     """
     best: dict[str, Measured | None] = {"bc": None, "limited": None, "unlimited": None}
     with FakeServerProcess(latency=0.0, slots=64) as server, temporary_directory() as root:
         warm_up_sdk(server.base_url)
+        recorded = write_experiment(root, workload, model=MODEL, base_url=server.base_url)
+        calls = record_calls(recorded, root / "recorded", MODEL)
+        if sum(len(c) for c in calls) != workload.calls:
+            raise RuntimeError("the recorded run did not make the workload's calls")
         for repeat in range(repeats):
             directory = root / f"r{repeat}"
             directory.mkdir()
             experiment = write_experiment(
-                directory, workload, model="openai/fake", base_url=server.base_url
+                directory, workload, model=MODEL, base_url=server.base_url
             )
             bc = run_backchannel(experiment, directory / "run", concurrency=IN_FLIGHT)
             best["bc"] = _lower(best["bc"], bc)
-            limited = _sdk_run(server.base_url, workload, IN_FLIGHT)
+            limited = _sdk_run(server.base_url, calls, IN_FLIGHT)
             best["limited"] = _lower(best["limited"], limited)
-            unlimited = _sdk_run(server.base_url, workload, None)
+            unlimited = _sdk_run(server.base_url, calls, None)
             best["unlimited"] = _lower(best["unlimited"], unlimited)
     bc_best, limited_best, unlimited_best = best["bc"], best["limited"], best["unlimited"]
     assert bc_best is not None and limited_best is not None and unlimited_best is not None
@@ -110,8 +119,8 @@ def main(argv: list[str] | None = None) -> Result:
     print(f"workload: {workload.describe()}; best of {repeats} alternating runs each")
     rows = [
         (f"backchannel (runner, cache, store), {IN_FLIGHT} in flight", result.backchannel),
-        (f"bare openai SDK, same pattern, {IN_FLIGHT} in flight", result.sdk_limited),
-        ("bare openai SDK, same pattern, no limit", result.sdk_unlimited),
+        (f"bare openai SDK, same requests, {IN_FLIGHT} in flight", result.sdk_limited),
+        ("bare openai SDK, same requests, no limit", result.sdk_unlimited),
     ]
     print(
         table(
