@@ -30,7 +30,8 @@ def test_thresholds_and_relation_cap(paris: FactItem) -> None:
         "b": ["Paris"] * 9 + ["It is not Paris"],
         # c: 8 true + 1 Lyon + 1 unsure -> correct 0.8 (passes), false 0.1 > 0.05: excluded
         "c": ["Paris"] * 8 + ["Lyon", "I don't know"],
-        # d: 8 true + 2 "Paris or Lyon" -> correct 0.8, both 0.2 > 0.10: excluded
+        # d: 8 true + 2 "Paris or Lyon" -> correct 0.8, both 0.2 > 0.10, and naming Lyon
+        #    (false) 0.2 > 0.05: excluded for both reasons
         "d": ["Paris"] * 8 + ["Paris or Lyon"] * 2,
         # e: 7 true + 3 uncertain -> correct 0.7 < 0.8: excluded
         "e": ["Paris"] * 7 + ["no idea"] * 3,
@@ -45,7 +46,8 @@ def test_thresholds_and_relation_cap(paris: FactItem) -> None:
     assert rates.loc["c", "false"] == pytest.approx(0.1)
     assert rates.loc["d", "both"] == pytest.approx(0.2)
     assert rates.loc["c", "reason"] == "false > 0.05"
-    assert rates.loc["d", "reason"] == "both > 0.1"
+    assert rates.loc["d", "false"] == pytest.approx(0.2)
+    assert rates.loc["d", "reason"] == "false > 0.05; both > 0.1"
     assert rates.loc["e", "reason"] == "correct < 0.8"
     assert rates.loc["g", "reason"] == "no answers" and math.isnan(rates.loc["g", "correct"])
     assert rates.loc["g", "n"] == 0
@@ -73,3 +75,18 @@ def test_looser_thresholds_keep_more(paris: FactItem) -> None:
 def test_bad_parameters(paris: FactItem, kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         screen_items([paris], {}, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_mixed_answer_names_the_false_answer(paris: FactItem) -> None:
+    # 19 true + 1 "Paris or Lyon" of 20: correct 0.95, both 0.05 (within 0.10), but the false
+    # answer Lyon is named in 1/20 = 0.05 (allowed); with 2 mixed of 20 it is named in
+    # 2/20 = 0.10 > 0.05 although no answer is purely false: excluded.
+    one = ["Paris"] * 19 + ["Paris or Lyon"]
+    two = ["Paris"] * 18 + ["Paris or Lyon"] * 2
+    result = screen_items([_item(paris, "one"), _item(paris, "two")], {"one": one, "two": two})
+    rates = result.rates.set_index("item_id")
+    assert [i.item_id for i in result.items] == ["one"]
+    assert rates.loc["one", "false"] == pytest.approx(0.05)
+    assert rates.loc["two", "false"] == pytest.approx(0.10)
+    assert rates.loc["two", "both"] == pytest.approx(0.10)
+    assert rates.loc["two", "reason"] == "false > 0.05"

@@ -45,7 +45,8 @@ def screen_items(
     """Keep items whose context-free answers are mostly true and rarely false or mixed.
 
     ``answers`` maps item ids to a screening model's answers, each labelled by the rule judge:
-    correct = share ``true``, false = share ``manipulated``, both = share ``mixed``. Items pass when
+    correct = share ``true``; false = share naming the false answer (``manipulated`` or
+    ``mixed``); both = share ``mixed``. Items pass when
     correct >= min_correct, false <= max_false and both <= max_both; then at most
     ``per_relation_cap`` per relation are kept, highest correct rate first, ties by item id.
     An item without answers is excluded with reason ``no answers``.
@@ -63,9 +64,10 @@ def screen_items(
         given = list(answers.get(item.item_id, ()))
         labels: Counter[str] = Counter(classify_private(text, item) for text in given)
         n = len(given)
+        naming = {"correct": ("true",), "false": ("manipulated", "mixed"), "both": ("mixed",)}
         rates = {
-            key: (labels[label] / n if n else float("nan"))
-            for key, label in (("correct", "true"), ("false", "manipulated"), ("both", "mixed"))
+            key: (sum(labels[label] for label in kinds) / n if n else float("nan"))
+            for key, kinds in naming.items()
         }
         reasons = []
         if n == 0:
