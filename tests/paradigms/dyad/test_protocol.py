@@ -140,3 +140,72 @@ def test_example_is_the_full_480_conversation_design(tmp_path: Path) -> None:
     assert "conversations: 480" in result.output
     # 480 conversations x (2 x 21 ratings + opening + 40 turns) = 480 x 83
     assert "estimated calls: 39,840" in result.output or "estimated calls: 39840" in result.output
+
+
+def run_one(tmp_path: Path, rounds: int = 2, **factors: list[str]) -> Path:
+    """One conversation (every factor at one level) on the scripted models."""
+    experiment = {
+        "name": "dyad-one",
+        "paradigm": "dyad",
+        "seed": 9,
+        "replicates": 1,
+        "factors": {
+            "discussant_model": [MODELS[0]],
+            "opponent_model": [MODELS[1]],
+            "stance": ["human"],
+            **factors,
+        },
+        "settings": {"rounds": rounds},
+    }
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    result = CliRunner().invoke(app, ["run", str(path), "-o", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    return tmp_path / "run"
+
+
+def test_the_other_role_reads_the_argument_and_its_category(tmp_path: Path) -> None:
+    run = run_one(tmp_path)
+    events = load_tables(run, None).events
+    turns = events[events["name"] == "turn"].sort_values("seq")
+    # stored: the raw JSON as text, the category as value, the argument in meta
+    shown = []
+    for row in turns.to_dict("records"):
+        answer = json.loads(row["text"])
+        assert json.loads(row["value"]) == answer["category"]
+        assert json.loads(row["meta"])["argument"] == answer["argument"]
+        shown.append(f"{answer['argument']}\n\nCategory: {answer['category']}")
+    d1, o1, d2, _ = shown
+    prompts = [r.messages[-1].content for r in captured if isinstance(r.constraint, JsonSchema)]
+    # the Opponent's round-1 prompt shows the Discussant's round-1 argument, not its JSON
+    assert f"Discussant: {d1}" in prompts[1]
+    # the Discussant's round-2 prompt shows its own turn and the Opponent's, both as text
+    assert f"You: {d1}" in prompts[2] and f"Opponent: {o1}" in prompts[2]
+    # the Opponent's round-2 prompt shows the Discussant's round-2 turn
+    assert f"Discussant: {d2}" in prompts[3] and f"You: {o1}" in prompts[3]
+    ratings = [r.messages[-1].content for r in captured if isinstance(r.constraint, IntRange)]
+    assert any(f"Opponent: {o1}" in p for p in ratings)
+    # no prompt (turn or rating) carries a turn's raw JSON answer
+    raw = list(turns["text"])
+    assert not any(text in p for text in raw for p in prompts + ratings)
+
+
+def test_postprocess_and_shown_on_ok_and_unreadable_turns() -> None:
+    from backchannel.engine import Event
+    from backchannel.paradigms.dyad._protocol import reduce_to_category, shown_turn
+
+    def turn(text: str, value: object, status: str) -> Event:
+        return Event(
+            0, "message", "turn", 1, 0, "Opponent", "opponent", "public", text, value, status
+        )
+
+    ok = turn('{"argument": " Look at CO2. ", "category": "REJECT"}', None, "ok")
+    ok.value = {"argument": " Look at CO2. ", "category": "REJECT"}
+    reduce_to_category(ok)
+    assert ok.value == "REJECT" and ok.meta == {"argument": " Look at CO2. "}
+    assert shown_turn(ok) == "Look at CO2.\n\nCategory: REJECT"
+    # an unreadable answer keeps value None and is shown exactly as the model wrote it
+    bad = turn("I think so, MAYBE", None, "parse_failure")
+    reduce_to_category(bad)
+    assert bad.value is None and bad.meta == {}
+    assert shown_turn(bad) == "I think so, MAYBE"

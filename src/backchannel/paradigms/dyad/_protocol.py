@@ -44,12 +44,24 @@ def _level(cell: dict[str, Any], settings: DyadSettings, factor: str) -> str:
 def reduce_to_category(event: Event) -> None:
     """Keep only the category as a turn's parsed value (the tidy schema's `value`).
 
-    The model answers `{"argument", "category"}` under a JSON schema; the argument stays in the
-    event's raw text (what the other role read) and is copied to `meta["argument"]`.
+    The model answers `{"argument", "category"}` under a JSON schema; the raw JSON stays in the
+    event's text and the argument is copied to `meta["argument"]`. Passed as `postprocess=`, so
+    the stored event never holds the whole object.
     """
     if event.status == "ok" and isinstance(event.value, dict):
-        event.meta["argument"] = event.value.get("argument", "")
+        event.meta["argument"] = event.value["argument"]
         event.value = event.value["category"]
+
+
+def shown_turn(event: Event) -> str:
+    """What the other role (and every later rating) reads of a turn: the argument, then its
+    category on a last line, as the protocol's message "ends with an explicit category".
+
+    A turn whose JSON could not be read is shown as the model wrote it: no text is invented.
+    """
+    if event.status == "ok" and "argument" in event.meta and isinstance(event.value, str):
+        return f"{str(event.meta['argument']).strip()}\n\nCategory: {event.value}"
+    return event.text
 
 
 class Dyad(Paradigm):
@@ -163,14 +175,15 @@ class Dyad(Paradigm):
         for r in range(1, settings.rounds + 1):
             for position, agent in enumerate(agents):
                 template = first_turn if (r == 1 and agent is discussant) else turn
-                event = await room.speak(
+                await room.speak(
                     agent,
                     template.format(round=r).strip(),
                     round=r,
                     turn=position,
                     constraint=TURN_SCHEMA,
+                    postprocess=reduce_to_category,
+                    shown=shown_turn,
                 )
-                reduce_to_category(event)
             checkpoint(r)
         await ctx.drain()
 
