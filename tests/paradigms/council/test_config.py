@@ -112,6 +112,30 @@ def test_redaction_removes_option_ids_and_names():
     assert "public housing" not in redacted.lower() and redacted.count("[an option]") == 4
 
 
+def test_redaction_replaces_whole_words_only():
+    # Short ids must not eat letters of other words: "a" in "Safety" or "cautious" stays,
+    # the stand-alone "a" and "Plan B" go. "displacement" keeps its letters although
+    # "placement" is an option id of child_welfare.
+    scenario = Scenario.from_dict(
+        {
+            "id": "s",
+            "question": "q",
+            "options": [
+                {"id": "a", "name": "Plan A", "description": "x"},
+                {"id": "b", "name": "Plan B", "description": "y"},
+            ],
+        }
+    )
+    text = "Safety argues a cautious path: plan b is bad, and a is better."
+    assert redact_options(text, scenario) == (
+        "Safety argues [an option] cautious path: [an option] is bad, and [an option] is better."
+    )
+    welfare = load_scenario("child_welfare")
+    assert redact_options("Rising displacement favours placement.", welfare) == (
+        "Rising displacement favours [an option]."
+    )
+
+
 @pytest.mark.parametrize("name", ["council_child_welfare", "council_housing"])
 def test_examples_give_25_deliberations_in_a_and_35_in_b(name):
     loaded = load_experiment(EXAMPLES / f"{name}.yaml")

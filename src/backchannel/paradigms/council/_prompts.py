@@ -48,13 +48,15 @@ def evaluation_messages(
 
 
 def redact_options(text: str, scenario: Scenario) -> str:
-    """Replace every option's id and name in `text` (case-insensitive) by a neutral marker."""
+    """Replace every option's id and name in `text` (case-insensitive, whole words only) by a
+    neutral marker, so a short id such as `a` never mangles the words around it."""
     names = sorted(
         {n for o in scenario.options for n in (o.id, o.name, o.id.replace("_", " "))},
         key=len,
         reverse=True,
     )
-    pattern = re.compile("|".join(re.escape(n) for n in names), flags=re.IGNORECASE)
+    alternatives = "|".join(re.escape(n) for n in names)
+    pattern = re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", flags=re.IGNORECASE)
     return pattern.sub(REDACTED, text)
 
 
