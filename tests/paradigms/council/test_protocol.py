@@ -223,3 +223,13 @@ def test_profiling_assigns_each_value_its_best_model(tmp_path):
     models = dict(zip(evaluators["agent"], evaluators["model"], strict=True))
     assert models["evaluator_creativity"] == "sim/council_p2"
     assert dry == 23 + 21 == len(events)
+
+
+def test_delphi_chosen_in_settings_is_measured_as_that_variant(tmp_path):
+    # No `delphi` factor: the setting chooses the variant, and metrics must still report the
+    # self_check group with its revisions (7 evaluators revise once each).
+    run, _ = _run(tmp_path, {"pool": ["A"]}, {"delphi": "self_check"})
+    metrics = json.loads(CliRunner().invoke(app, ["metrics", str(run), "--json"]).output)
+    (group,) = metrics["groups"]
+    assert group["delphi"] == "self_check"
+    assert group["revisions"]["revised_total"] == 7

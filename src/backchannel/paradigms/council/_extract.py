@@ -45,8 +45,13 @@ def _decode(text: Any) -> Any:
     return json.loads(text) if isinstance(text, str) else text
 
 
-def _factor(row: pd.Series, name: str, default: str) -> str:
-    value = row.get(name)
+def _level(meta: dict[str, Any], row: pd.Series, name: str, default: str) -> str:
+    """The conversation's pool, Delphi variant or scenario as it ran: the protocol records it in
+    the conversation's meta (a setting as well as a factor can choose it); older runs fall back
+    to the factor column."""
+    value = meta.get(name)
+    if value is None:
+        value = row.get(name)
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return default
     return str(value)
@@ -90,9 +95,9 @@ def deliberations(tables: RunTables) -> list[Deliberation]:
         out.append(
             Deliberation(
                 conversation_id=cid,
-                scenario=_factor(row, "scenario", str(row["item_id"])),
-                pool=_factor(row, "pool", "A"),
-                delphi=_factor(row, "delphi", "none"),
+                scenario=_level(meta, row, "scenario", str(row["item_id"])),
+                pool=_level(meta, row, "pool", "A"),
+                delphi=_level(meta, row, "delphi", "none"),
                 options=options,
                 ballots=tuple(initial),
                 revised=tuple(revised),
