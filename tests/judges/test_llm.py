@@ -21,8 +21,11 @@ from backchannel.judges import (
     PUBLIC_LABELS,
     ContextTurn,
     LLMJudge,
+    Target,
     Verdict,
     judge_seed,
+    judge_template,
+    judge_templates,
     verdict_of,
 )
 
@@ -70,12 +73,14 @@ def script() -> Iterator[MakeScript]:
 
 def private(judge: LLMJudge, answer: str) -> Verdict:
     client = build_client([judge.model], max_reasks=2)
-    return asyncio.run(judge.judge_private(client, ITEM, answer, seed=1))
+    target = Target("c", 3, "private", "Bob", answer, ITEM, 1)
+    return asyncio.run(judge.judge(client, target))
 
 
 def public(judge: LLMJudge, message: str, context: list[ContextTurn]) -> Verdict:
     client = build_client([judge.model], max_reasks=2)
-    return asyncio.run(judge.judge_public(client, ITEM, "Bob", message, context, seed=1))
+    target = Target("c", 4, "public", "Bob", message, ITEM, 1, tuple(context))
+    return asyncio.run(judge.judge(client, target))
 
 
 def test_a_bare_label_is_the_verdict_and_the_request_is_constrained_at_temperature_0(
@@ -158,3 +163,23 @@ def test_verdict_of_keeps_failure_status_and_text() -> None:
 def test_judge_seeds_are_stable_and_differ_by_event() -> None:
     assert judge_seed(7, 3) == judge_seed(7, 3)
     assert judge_seed(7, 3) != judge_seed(7, 4)
+
+
+def test_the_prompts_are_package_templates_and_the_request_is_seeded_by_event(
+    script: MakeScript,
+) -> None:
+    judge = LLMJudge("sim/tpl-judge")
+    s = script("tpl-judge", ["true"])
+    private(judge, "Canberra")
+    prompt = s.requests[0].messages[-1].content
+    expected = judge_template("private.txt").format(
+        question=ITEM.question,
+        true_aliases="Canberra / Canberra ACT",
+        false_aliases="Sydney",
+        answer="Canberra",
+    )
+    assert prompt.startswith(expected)
+    assert "wavers between them" in prompt  # the definition of mixed
+    assert s.requests[0].seed == judge_seed(1, 3)
+    assert set(judge_templates()) == {"private.txt", "public.txt"}
+    assert not judge_templates()["public.txt"].endswith("\n")

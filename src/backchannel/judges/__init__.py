@@ -6,7 +6,6 @@ from backchannel.judges._apply import (
     Judge,
     LabelRow,
     RuleJudge,
-    Target,
     fact_item,
     fact_payload,
     judge_target,
@@ -16,16 +15,10 @@ from backchannel.judges._apply import (
     targets,
 )
 from backchannel.judges._labels import PRIVATE_LABELS, PUBLIC_LABELS, PrivateLabel, PublicLabel
-from backchannel.judges._llm import (
-    ContextTurn,
-    LLMJudge,
-    Verdict,
-    judge_seed,
-    private_messages,
-    public_messages,
-    verdict_of,
-)
+from backchannel.judges._llm import LLMJudge, private_messages, public_messages, verdict_of
+from backchannel.judges._prompts import judge_template, judge_templates
 from backchannel.judges._rule import classify_private, classify_public
+from backchannel.judges._target import ContextTurn, Target, Verdict, judge_seed
 
 __all__ = [
     "CONTEXT_TURNS",
@@ -48,6 +41,8 @@ __all__ = [
     "judge_seed",
     "judge_target",
     "judge_targets",
+    "judge_template",
+    "judge_templates",
     "label_counts",
     "make_judge",
     "private_messages",

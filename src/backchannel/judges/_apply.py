@@ -19,10 +19,10 @@ import pandas as pd
 from backchannel.analysis import RunTables
 from backchannel.backends import LLMClient, UsageMeter
 from backchannel.datasets import FactItem
-from backchannel.judges._llm import ContextTurn, LLMJudge, Verdict, judge_seed
+from backchannel.judges._llm import LLMJudge
 from backchannel.judges._rule import classify_private, classify_public
+from backchannel.judges._target import ContextTurn, Target, Verdict
 
-Channel = Literal["private", "public"]
 JudgeKind = Literal["private", "public", "all"]
 CONTEXT_TURNS = 5
 RULE_MODEL = "rule"
@@ -50,31 +50,14 @@ def fact_item(payload: Mapping[str, Any]) -> FactItem:
 
 
 class Judge(Protocol):
-    """Labels private answers and public messages; `model` is stored with every label."""
+    """Labels one target (a private answer or a public message); `model` is stored with every
+    label."""
 
     @property
     def model(self) -> str: ...
 
-    async def judge_private(
-        self,
-        client: LLMClient,
-        item: FactItem,
-        answer: str,
-        *,
-        seed: int,
-        meter: UsageMeter | None = None,
-    ) -> Verdict: ...
-
-    async def judge_public(
-        self,
-        client: LLMClient,
-        item: FactItem,
-        speaker: str,
-        message: str,
-        context: Sequence[ContextTurn],
-        *,
-        seed: int,
-        meter: UsageMeter | None = None,
+    async def judge(
+        self, client: LLMClient, target: Target, meter: UsageMeter | None = None
     ) -> Verdict: ...
 
 
@@ -84,30 +67,14 @@ class RuleJudge:
 
     model: str = RULE_MODEL
 
-    async def judge_private(
-        self,
-        client: LLMClient,
-        item: FactItem,
-        answer: str,
-        *,
-        seed: int,
-        meter: UsageMeter | None = None,
+    async def judge(
+        self, client: LLMClient, target: Target, meter: UsageMeter | None = None
     ) -> Verdict:
-        label = classify_private(answer, item)
-        return Verdict(label, "ok", label, self.model)
-
-    async def judge_public(
-        self,
-        client: LLMClient,
-        item: FactItem,
-        speaker: str,
-        message: str,
-        context: Sequence[ContextTurn],
-        *,
-        seed: int,
-        meter: UsageMeter | None = None,
-    ) -> Verdict:
-        label = classify_public(message, item, [turn.text for turn in context])
+        label: str
+        if target.channel == "private":
+            label = classify_private(target.text, target.item)
+        else:
+            label = classify_public(target.text, target.item, [t.text for t in target.context])
         return Verdict(label, "ok", label, self.model)
 
 
@@ -118,36 +85,11 @@ def make_judge(model: str, *, max_tokens: int = 16) -> Judge:
     return LLMJudge(model, max_tokens=max_tokens)
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """One stored event to judge, with its item, speaker and (for public turns) context."""
-
-    conversation_id: str
-    event_seq: int
-    channel: Channel
-    speaker: str
-    text: str
-    item: FactItem
-    conversation_seed: int
-    context: tuple[ContextTurn, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.channel not in ("private", "public"):
-            raise ValueError(f"unknown channel {self.channel!r}")
-        if self.event_seq < 0:
-            raise ValueError("event_seq must be non-negative")
-
-
 async def judge_target(
     judge: Judge, client: LLMClient, target: Target, meter: UsageMeter | None = None
 ) -> Verdict:
-    """The judge's verdict on one target."""
-    seed = judge_seed(target.conversation_seed, target.event_seq)
-    if target.channel == "private":
-        return await judge.judge_private(client, target.item, target.text, seed=seed, meter=meter)
-    return await judge.judge_public(
-        client, target.item, target.speaker, target.text, target.context, seed=seed, meter=meter
-    )
+    """The judge's verdict on one target (inline and afterwards alike)."""
+    return await judge.judge(client, target, meter)
 
 
 def _speaker(agent: str) -> str:

@@ -272,3 +272,12 @@ def test_the_quickstart_runs_and_reports_with_its_inline_judge(tmp_path: Path) -
     report = invoke("report", run)
     assert report.exit_code == 0, report.output
     assert (run / "report" / "report.html").is_file()
+
+
+def test_the_manifest_records_the_judge_templates_beside_the_paradigms() -> None:
+    from backchannel.judges import judge_template
+
+    recorded = PeerPressure().templates()
+    assert recorded["judges/private.txt"] == judge_template("private.txt")
+    assert recorded["judges/public.txt"] == judge_template("public.txt")
+    assert "probe.txt" in recorded and "adversary.txt" in recorded

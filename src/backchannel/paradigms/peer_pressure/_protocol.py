@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from backchannel.backends import GenerationSettings
 from backchannel.datasets import (
@@ -23,9 +23,11 @@ from backchannel.errors import ConfigError
 from backchannel.judges import (
     ContextTurn,
     Judge,
+    Target,
     fact_item,
     fact_payload,
-    judge_seed,
+    judge_target,
+    judge_templates,
     make_judge,
 )
 from backchannel.paradigms._base import CallEstimate, Paradigm
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from backchannel.analysis import RunTables
     from backchannel.report import Report
 
+Channel = Literal["private", "public"]
 HONEST, ADVERSARY = "honest", "adversary"
 MAIN_PROBE = "answer"
 REASK_VARIANTS = ("reask_original", "reask_self", "reask_self_anonymous", "reask_group")
@@ -81,6 +84,11 @@ class PeerPressure(Paradigm):
     name = "peer_pressure"
     Settings = PeerPressureSettings
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
+
+    def templates(self) -> dict[str, str]:
+        """The paradigm's templates and the LLM judge's (under `judges/`), for the manifest."""
+        judges = {f"judges/{name}": text for name, text in judge_templates().items()}
+        return {**super().templates(), **judges}
 
     # design ---------------------------------------------------------------------------------
     def items(self, settings: Any, seed: int) -> list[Item]:
@@ -273,15 +281,12 @@ class _InlineJudge:
         return cls(ctx, judge, settings.judge.label_name, fact)
 
     def private(self, task: asyncio.Task[Event]) -> None:
+        """Judge a probe's answer once it arrives (a failed probe is counted, not judged)."""
+
         async def label() -> None:
             event = await task
-            if event.status != "ok":
-                return
-            seed = judge_seed(self.ctx.spec.seed, event.seq)
-            verdict = await self.judge.judge_private(
-                self.ctx.client, self.fact, event.text, seed=seed, meter=self.ctx.usage
-            )
-            self._store(event, verdict.label, verdict.status, verdict.text, verdict.model)
+            if event.status == "ok":
+                await self._judge(event, "private", ())
 
         self.ctx.spawn(label())
 
@@ -290,25 +295,34 @@ class _InlineJudge:
         shown = [ContextTurn(e.speaker, e.text) for e in before]
         for event in events:
             if event.role == HONEST and event.status == "ok":
-                self.ctx.spawn(self._public(event, tuple(shown[-CONTEXT_TURNS:])))
+                context = tuple(shown[-CONTEXT_TURNS:])
+                self.ctx.spawn(self._judge(event, "public", context))
             if event.status == "ok" or event.text:
                 shown.append(ContextTurn(event.agent, event.text))
 
-    async def _public(self, event: Event, context: tuple[ContextTurn, ...]) -> None:
-        seed = judge_seed(self.ctx.spec.seed, event.seq)
-        verdict = await self.judge.judge_public(
-            self.ctx.client,
-            self.fact,
+    async def _judge(
+        self, event: Event, channel: Channel, context: tuple[ContextTurn, ...]
+    ) -> None:
+        spec = self.ctx.spec
+        target = Target(
+            spec.conversation_id,
+            event.seq,
+            channel,
             event.agent,
             event.text,
+            self.fact,
+            spec.seed,
             context,
-            seed=seed,
-            meter=self.ctx.usage,
         )
-        self._store(event, verdict.label, verdict.status, verdict.text, verdict.model)
-
-    def _store(self, event: Event, label: str | None, status: str, text: str, model: str) -> None:
-        self.ctx.label(event, self.name, label, status=status, text=text, model=model)
+        verdict = await judge_target(self.judge, self.ctx.client, target, self.ctx.usage)
+        self.ctx.label(
+            event,
+            self.name,
+            verdict.label,
+            status=verdict.status,
+            text=verdict.text,
+            model=verdict.model,
+        )
 
 
 class _Prober:

@@ -1,0 +1,70 @@
+"""What a judge is given (one target: an event with its item and context) and what it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from backchannel.datasets import FactItem
+from backchannel.seeding import derive_seed
+
+Channel = Literal["private", "public"]
+VERDICT_STATUSES = ("ok", "parse_failure", "error", "refusal")
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTurn:
+    """One earlier public message shown to a public judge: who said what."""
+
+    speaker: str
+    text: str
+
+    def render(self) -> str:
+        return f"{self.speaker}: {self.text.strip()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One event to judge, with its item, speaker and (for public turns) context."""
+
+    conversation_id: str
+    event_seq: int
+    channel: Channel
+    speaker: str
+    text: str
+    item: FactItem
+    conversation_seed: int
+    context: tuple[ContextTurn, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.channel not in ("private", "public"):
+            raise ValueError(f"unknown channel {self.channel!r}")
+        if self.event_seq < 0:
+            raise ValueError("event_seq must be non-negative")
+
+    @property
+    def seed(self) -> int:
+        """The seed of the judge call: the same inline and afterwards, so both share the
+        response cache."""
+        return judge_seed(self.conversation_seed, self.event_seq)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One judge's label of one text; a failed verdict has no label and says why in `status`."""
+
+    label: str | None
+    status: str
+    text: str
+    model: str
+
+    def __post_init__(self) -> None:
+        if self.status not in VERDICT_STATUSES:
+            raise ValueError(f"verdict status {self.status!r} is not one of {VERDICT_STATUSES}")
+        if (self.status == "ok") != (self.label is not None):
+            raise ValueError("a verdict has a label exactly when its status is ok")
+
+
+def judge_seed(conversation_seed: int, event_seq: int) -> int:
+    """The seed of the judge call on one event of a conversation."""
+    return derive_seed(conversation_seed, "judge", event_seq)
