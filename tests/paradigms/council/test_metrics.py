@@ -21,6 +21,9 @@ VALUES = [
 ]
 
 
+FAILED = "!"
+
+
 def _event(cid, seq, kind, name, agent, role, value, meta, status="ok"):
     return {
         "run_id": "r",
@@ -80,7 +83,8 @@ def _conversation(cid, pool, rankings, scores=None, delphi="none", revised=None)
                 )
             )
     for value, ranking in zip(VALUES, revised or [None] * 7, strict=True):
-        if ranking:
+        if ranking:  # FAILED: the revision was asked for but did not parse
+            failed = ranking == FAILED
             events.append(
                 _event(
                     cid,
@@ -89,8 +93,9 @@ def _conversation(cid, pool, rankings, scores=None, delphi="none", revised=None)
                     "revised",
                     f"eval_{value}",
                     "evaluator",
-                    {"ranking": list(ranking), "rationale": "r"},
+                    None if failed else {"ranking": list(ranking), "rationale": "r"},
                     {"value": value},
+                    "parse_failure" if failed else "ok",
                 )
             )
     row = {
@@ -259,3 +264,25 @@ def test_delphi_vote_changes():
     row = table.iloc[0]
     assert row["vote_changes"] == 2 and row["ranking_changes"] == 3 and row["revised"] == 7
     assert row["fcc_revised"] == pytest.approx(4 / 7)
+
+
+def test_delphi_after_round_keeps_unasked_votes_and_counts_failed_revisions():
+    # partner_critique-like round: fairness (no partner) is not asked; creativity's revision
+    # fails to parse. Initial firsts: a, b, a, a, a, b, c. Revised: risk b -> a, the other four
+    # valid revisions keep a. After the round: five a (revised) + fairness c (kept); creativity
+    # is left out -> 6 ballots, p_max 5/6, FCC (5/6 - 1/3) / (2/3) = 3/4 (not 1, the FCC of
+    # the five revised ballots alone). One vote change (risk), one invalid revision.
+    conv = _conversation(
+        "D2",
+        "A",
+        ["abc", "bac", "abc", "abc", "abc", "bac", "cab"],
+        delphi="partner_critique",
+        revised=["abc", "abc", "abc", "abc", "abc", FAILED, None],
+    )
+    row = deliberation_table(deliberations(_tables([conv]))).iloc[0]
+    assert row["revised"] == 5 and row["invalid_revisions"] == 1
+    assert row["vote_changes"] == 1
+    assert row["fcc_revised"] == pytest.approx(3 / 4)
+    (group,) = council_metrics(_tables([conv]), resamples=200)["groups"]
+    assert group["revisions"]["invalid_revisions"] == 1
+    assert group["revisions"]["fcc_revised"]["estimate"] == pytest.approx(3 / 4)

@@ -28,6 +28,10 @@ class Deliberation:
     ballots: tuple[Ballot, ...]
     revised: tuple[Ballot, ...] = ()
     invalid_rankings: int = 0
+    invalid_revisions: int = 0
+    """Delphi revisions that were asked for but gave no valid ranking (counted, never dropped)."""
+    asked_to_revise: frozenset[str] = frozenset()
+    """Evaluators the Delphi round asked to revise, whether or not their answer was valid."""
     failed_scores: int = 0
     values: dict[str, str] = field(default_factory=dict)
     """Every evaluator of the roster and its value, including those whose ranking failed."""
@@ -91,7 +95,7 @@ def deliberations(tables: RunTables) -> list[Deliberation]:
         options = _options(meta, rankings)
         scores, failed_scores = _scores(frame)
         initial, invalid, values = _ballots(rankings, RANKING_NAME, options, scores)
-        revised, _, _ = _ballots(rankings, REVISED_NAME, options, scores)
+        revised, invalid_revisions, asked = _ballots(rankings, REVISED_NAME, options, scores)
         out.append(
             Deliberation(
                 conversation_id=cid,
@@ -102,6 +106,8 @@ def deliberations(tables: RunTables) -> list[Deliberation]:
                 ballots=tuple(initial),
                 revised=tuple(revised),
                 invalid_rankings=invalid,
+                invalid_revisions=invalid_revisions,
+                asked_to_revise=frozenset(asked),
                 failed_scores=failed_scores,
                 values=values,
             )

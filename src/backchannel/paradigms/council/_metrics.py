@@ -126,15 +126,26 @@ def deliberation_table(
 
 
 def _revisions(d: Deliberation) -> dict[str, Any]:
+    """Vote changes of one Delphi round and the council's concentration after it.
+
+    After the round every evaluator votes with its revised ranking; one the variant did not
+    ask (e.g. no seated tension partner) keeps its first ranking, and one whose revision failed
+    is left out and counted in `invalid_revisions`, never given its old vote.
+    """
     initial = {b.evaluator: b for b in d.ballots}
-    pairs = [(initial[r.evaluator], r) for r in d.revised if r.evaluator in initial]
+    revised = {r.evaluator: r for r in d.revised if r.evaluator in initial}
+    pairs = [(initial[e], r) for e, r in revised.items()]
+    after = [
+        revised.get(b.evaluator, b)
+        for b in d.ballots
+        if b.evaluator in revised or b.evaluator not in d.asked_to_revise
+    ]
     return {
         "revised": len(pairs),
+        "invalid_revisions": d.invalid_revisions,
         "vote_changes": sum(a.first != r.first for a, r in pairs),
         "ranking_changes": sum(a.ranking != r.ranking for a, r in pairs),
-        "fcc_revised": first_choice_concentration(list(d.revised), d.options)
-        if d.revised
-        else math.nan,
+        "fcc_revised": first_choice_concentration(after, d.options) if after else math.nan,
     }
 
 
@@ -234,6 +245,7 @@ def _group_summary(
             "vote_changes_mean": float(rows["vote_changes"].mean()),
             "ranking_changes_total": int(rows["ranking_changes"].sum()),
             "revised_total": int(rows["revised"].sum()),
+            "invalid_revisions": int(rows["invalid_revisions"].sum()),
             "fcc_revised": _interval(rows["fcc_revised"], 4),
         }
     return summary

@@ -38,6 +38,8 @@ def summary_frame(metrics: dict[str, Any]) -> pd.DataFrame:
         row["failed_scores"] = g["failed_scores"]
         if "revisions" in g:
             row["vote_changes"] = g["revisions"]["vote_changes_total"]
+            row["fcc_revised"] = g["revisions"]["fcc_revised"].get("estimate")
+            row["invalid_revisions"] = g["revisions"]["invalid_revisions"]
         rows.append(row)
     return pd.DataFrame(rows)
 
