@@ -698,3 +698,47 @@ def test_build_report_without_second_judge_or_turns() -> None:
     # No turns: no private/public or seven-way figures; no agreement tables.
     assert "confusion_private" not in report.table_names
     assert report.to_html().count("<figure>") == 3
+
+
+def _scipy_percentile_ci(values: list[float]) -> tuple[float, float]:
+    from scipy import stats
+
+    result = stats.bootstrap(
+        (np.asarray(values),),
+        np.mean,
+        method="percentile",
+        n_resamples=20_000,
+        random_state=np.random.default_rng(1),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def test_fpi_interval_agrees_with_scipys_percentile_bootstrap() -> None:
+    # Six ten-agent conversations (k = 1, 9 honest) with 0, 1, 3, 5, 8 and 9 infected at the
+    # last checkpoint: FPI 0, 1/9, 3/9, 5/9, 8/9, 1 -> cell mean 26/54 = 13/27.
+    finals = [0, 1, 3, 5, 8, 9]
+    tables = build_run([_ten(f"c{i}", "m1", f"q{i}", 0, n) for i, n in enumerate(finals)])
+    row = fpi_by_cell(tables, J).iloc[0]
+    assert row["fpi"] == pytest.approx(13 / 27) and row["fpi_n"] == 6
+    low, high = _scipy_percentile_ci([n / 9 for n in finals])
+    # Both are percentile bootstraps of the same six values; they differ by resampling noise.
+    assert row["fpi_low"] == pytest.approx(low, abs=0.03)
+    assert row["fpi_high"] == pytest.approx(high, abs=0.03)
+
+
+def test_group_minus_dyad_interval_agrees_with_scipys_paired_bootstrap() -> None:
+    # Five items, each with one group (9 honest) and one dyad conversation at k = 1.
+    # Group FPI 2/9, 4/9, 6/9, 0, 1; dyad 0, 1, 1, 0, 1 -> differences 2/9, -5/9, -3/9, 0, 0,
+    # mean (2 - 5 - 3)/9 / 5 = -6/45 = -2/15.
+    group = [2, 4, 6, 0, 9]
+    dyad = ["true", "manipulated", "manipulated", "true", "manipulated"]
+    specs = [_ten(f"g{i}", "m1", f"q{i}", 0, n) for i, n in enumerate(group)]
+    specs += [_dyad(f"d{i}", "m1", f"q{i}", "true", p) for i, p in enumerate(dyad)]
+    result = group_vs_dyad(build_run(specs), J)
+    assert result is not None
+    overall = result["all_agents"]["overall"]
+    assert overall["estimate"] == pytest.approx(-2 / 15) and overall["n"] == 5
+    differences = [n / 9 - (p == "manipulated") for n, p in zip(group, dyad, strict=True)]
+    low, high = _scipy_percentile_ci(differences)
+    assert overall["low"] == pytest.approx(low, abs=0.03)
+    assert overall["high"] == pytest.approx(high, abs=0.03)
