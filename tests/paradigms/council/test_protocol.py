@@ -233,3 +233,28 @@ def test_delphi_chosen_in_settings_is_measured_as_that_variant(tmp_path):
     (group,) = metrics["groups"]
     assert group["delphi"] == "self_check"
     assert group["revisions"]["revised_total"] == 7
+
+
+def test_estimate_per_model_is_exact_for_every_replicate_of_pool_b(tmp_path):
+    # Pool p1, p2, p3; role i gets pool[(i + replicate) % 3]. Replicate 1: advocates p2, p3,
+    # p1 (3 calls each); evaluators p2 p3 p1 p2 p3 p1 p2 -> p1 3 + 2 = 5, p2 3 + 3 = 6,
+    # p3 3 + 2 = 5; the verifier 7. (Replicate 0 gives p1 6, p2 5, p3 5.)
+    from backchannel.engine import Item
+    from backchannel.paradigms.council import Council, CouncilSettings
+
+    run, _ = _run(tmp_path, {"pool": ["B"]}, replicates=2)
+    tables = load_tables(run, None)
+    settings = CouncilSettings(**SETTINGS)
+    item = Item("child_welfare", load_scenario("child_welfare").as_dict())
+    for _, conversation in tables.conversations.iterrows():
+        events = tables.events[tables.events["conversation_id"] == conversation["conversation_id"]]
+        made = events["model"].value_counts().to_dict()
+        estimate = Council().estimate({"pool": "B"}, item, settings, int(conversation["replicate"]))
+        assert estimate.calls == made
+    p1, p2, p3 = _sim.POOL
+    assert Council().estimate({"pool": "B"}, item, settings, 1).calls == {
+        p1: 5,
+        p2: 6,
+        p3: 5,
+        _sim.VERIFIER: 7,
+    }

@@ -115,13 +115,15 @@ class Council(Paradigm):
         def add(model: str, n: int = 1) -> None:
             calls[model] = calls.get(model, 0) + n
 
-        for model in advocate_models(settings, pool, len(scenario.options), 0):
+        for model in advocate_models(settings, pool, len(scenario.options), replicate):
             add(model, len(DEBATE_ROUNDS))
         roster = settings.roster
         if pool == "B" and settings.profiling:
             for model in settings.pool_models:
                 add(model, len(set(roster)))
-        for seat in seats(settings, pool, 0):
+        # With profiling the evaluators' models depend on the profile answers: the total is
+        # exact, the split over pool models is the rotation's.
+        for seat in seats(settings, pool, replicate):
             add(seat.model)
             if settings.verify:
                 add(verifier_model(settings))
