@@ -209,3 +209,68 @@ def test_postprocess_and_shown_on_ok_and_unreadable_turns() -> None:
     reduce_to_category(bad)
     assert bad.value is None and bad.meta == {}
     assert shown_turn(bad) == "I think so, MAYBE"
+
+
+def invoke(tmp_path: Path, experiment: dict, *args: str) -> tuple[int, str]:
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    result = CliRunner().invoke(app, ["run", str(path), "-o", str(tmp_path / "r"), *args])
+    return result.exit_code, result.output
+
+
+def small(factors: dict, **settings: object) -> dict:
+    base = {"discussant_model": MODELS[0], "opponent_model": MODELS[1], "rounds": 2}
+    return {"name": "s", "paradigm": "dyad", "factors": factors, "settings": {**base, **settings}}
+
+
+@pytest.mark.parametrize(
+    ("factors", "settings", "named"),
+    [
+        ({"stance": ["sideways"]}, {}, "stance"),
+        ({"style": ["sneaky"]}, {}, "style"),
+        ({"batch": ["a"]}, {}, "batch"),  # a factor the dyad does not read is not ignored
+        ({"topics": [[]]}, {}, "topics"),
+        ({"rounds": [0]}, {}, "rounds"),
+        ({}, {"topics": [{"id": "t", "first": "a", "opposite": "b"}] * 2}, "topics"),
+    ],
+)
+def test_bad_settings_are_one_clear_error(
+    tmp_path: Path, factors: dict, settings: dict, named: str
+) -> None:
+    code, output = invoke(tmp_path, small(factors, **settings), "--dry-run")
+    assert code == 2, output
+    assert named in output and "Traceback" not in output
+
+
+def test_a_factor_named_like_a_setting_overrides_it(tmp_path: Path) -> None:
+    code, output = invoke(tmp_path, small({"rounds": [1, 3]}), "--dry-run")
+    assert code == 0, output
+    # T = 1: 4 + 3 = 7 calls; T = 3: 4 * 3 + 3 = 15 calls
+    assert "estimated calls: 22" in output
+    code, output = invoke(tmp_path, small({"rounds": [1, 3]}))
+    assert code == 0, output
+    tables = load_tables(tmp_path / "r", None)
+    per_conversation = tables.events.groupby("conversation_id").size()
+    assert sorted(per_conversation) == [7, 15] and len(captured) == 22
+    ratings = tables.events[tables.events["kind"] == "rating"]
+    assert sorted(ratings.groupby("conversation_id")["round"].max()) == [1, 3]
+
+
+def test_metrics_of_a_run_with_levels_fixed_in_settings(tmp_path: Path) -> None:
+    # wording and style are settings, not factors: the conversations table has no such column
+    run = run_one(tmp_path)
+    tables = load_tables(run, None)
+    assert "wording" not in tables.conversations.columns
+    result = CliRunner().invoke(app, ["metrics", str(run), "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["pairings"] == [f"{MODELS[0]} vs {MODELS[1]}"]
+    assert figures["shifts"]["overall"]["shift_opponent"]["n"] == 1
+    meta = json.loads(tables.conversations.iloc[0]["meta"])
+    assert meta["levels"] == {
+        "discussant_model": MODELS[0],
+        "opponent_model": MODELS[1],
+        "stance": "human",
+        "style": "plain",
+        "wording": "first",
+    }

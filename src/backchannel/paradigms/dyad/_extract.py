@@ -68,12 +68,32 @@ class DyadFrames:
         return self.outcomes[self.outcomes["complete"]].reset_index(drop=True)
 
 
-def _meta_rounds(meta: Any) -> int | None:
+def _meta(conv: dict[Any, Any]) -> dict[str, Any]:
+    meta = conv.get("meta")
     if isinstance(meta, str) and meta:
         meta = json.loads(meta)
-    if isinstance(meta, dict) and isinstance(meta.get("rounds"), int):
-        return int(meta["rounds"])
-    return None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _meta_rounds(meta: dict[str, Any]) -> int | None:
+    return int(meta["rounds"]) if isinstance(meta.get("rounds"), int) else None
+
+
+def _levels(conv: dict[Any, Any], meta: dict[str, Any]) -> dict[str, str]:
+    """The conversation's five factor levels: its factor columns, else those it recorded.
+
+    A factor held fixed in `settings:` has no column, so the protocol records every level.
+    """
+    recorded = meta.get("levels") or {}
+    levels = {}
+    for factor in FACTORS:
+        value = conv.get(factor)
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            value = recorded.get(factor)
+        if value is None:
+            raise ValueError(f"conversation {conv['conversation_id']} has no level of {factor!r}")
+        levels[factor] = str(value)
+    return levels
 
 
 def _decode(text: Any) -> Any:
@@ -113,9 +133,11 @@ def extract(tables: RunTables) -> DyadFrames:
     missing_ratings = 0
     for conv in done.to_dict("records"):
         cid = str(conv["conversation_id"])
-        rounds = _meta_rounds(conv.get("meta")) or run_rounds
-        wording = str(conv["wording"])
-        pairing = pairing_of(str(conv["discussant_model"]), str(conv["opponent_model"]))
+        meta = _meta(conv)
+        rounds = _meta_rounds(meta) or run_rounds
+        levels = _levels(conv, meta)
+        wording = levels["wording"]
+        pairing = pairing_of(levels["discussant_model"], levels["opponent_model"])
         base = {"conversation_id": cid, "pairing": pairing}
 
         aligned: dict[str, list[int | None]] = {}
@@ -156,7 +178,7 @@ def extract(tables: RunTables) -> DyadFrames:
                     }
                 )
 
-        outcome: dict[str, Any] = {**base, **{f: conv[f] for f in FACTORS}, "rounds": rounds}
+        outcome: dict[str, Any] = {**base, **levels, "rounds": rounds}
         for role in ROLES:
             pre, post = aligned[role][0], aligned[role][rounds]
             outcome[f"pre_{role}"] = np.nan if pre is None else float(pre)

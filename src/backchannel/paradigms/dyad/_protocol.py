@@ -6,12 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, IntRange, JsonSchema
 from backchannel.engine import Agent, ConversationContext, Event, Item
-from backchannel.errors import ConfigError
 from backchannel.paradigms._base import CallEstimate, Paradigm
-from backchannel.paradigms.dyad._extract import RATING_NAME
+from backchannel.paradigms.dyad._extract import FACTORS, RATING_NAME
 from backchannel.paradigms.dyad._metrics import dyad_metrics
 from backchannel.paradigms.dyad._scale import DISCUSSANT, OPPONENT, SCALE_MAX, SCALE_MIN, Category
-from backchannel.paradigms.dyad._settings import STANCES, STYLES, WORDINGS, DyadSettings
+from backchannel.paradigms.dyad._settings import DyadSettings, cell_settings
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
@@ -33,12 +32,6 @@ RATING = IntRange(SCALE_MIN, SCALE_MAX)
 # Rough prompt sizes for the dry run's token estimate.
 _PROMPT_TOKENS_PER_CALL = 120
 _TOKENS_PER_MESSAGE = 150
-
-FACTOR_LEVELS = {"stance": STANCES, "style": STYLES, "wording": WORDINGS}
-
-
-def _level(cell: dict[str, Any], settings: DyadSettings, factor: str) -> str:
-    return str(cell.get(factor, getattr(settings, factor)))
 
 
 def reduce_to_category(event: Event) -> None:
@@ -75,27 +68,23 @@ class Dyad(Paradigm):
         return [Item(t.id, {"first": t.first, "opposite": t.opposite}) for t in settings.topics]
 
     def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
-        for factor, levels in FACTOR_LEVELS.items():
-            level = _level(cell, settings, factor)
-            if level not in levels:
-                raise ConfigError(
-                    f"dyad factor {factor!r} has level {level!r}; choose from {', '.join(levels)}"
-                )
+        cell_settings(cell, settings)
 
     def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
-        return {
-            _level(cell, settings, "discussant_model"),
-            _level(cell, settings, "opponent_model"),
-        }
+        resolved = cell_settings(cell, settings)
+        return {resolved.discussant_model, resolved.opponent_model}
 
     def estimate(
         self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
     ) -> CallEstimate:
+        settings = cell_settings(cell, settings)
         t = settings.rounds
         # Discussant: opening + T turns + T + 1 ratings; Opponent: T turns + T + 1 ratings.
         calls: dict[str, int] = {}
-        for factor, count in (("discussant_model", 2 * t + 2), ("opponent_model", 2 * t + 1)):
-            model = _level(cell, settings, factor)
+        for model, count in (
+            (settings.discussant_model, 2 * t + 2),
+            (settings.opponent_model, 2 * t + 1),
+        ):
             calls[model] = calls.get(model, 0) + count
         messages, ratings = 2 * t + 1, 2 * (t + 1)
         history = _TOKENS_PER_MESSAGE * messages // 2  # the average record a prompt carries
@@ -103,41 +92,41 @@ class Dyad(Paradigm):
         completion = messages * settings.max_tokens + ratings * settings.rating_max_tokens
         return CallEstimate(calls, prompt, completion)
 
-    def _agents(self, cell: dict[str, Any], settings: DyadSettings, item: Item) -> list[Agent]:
-        stance = _level(cell, settings, "stance")
+    def _agents(self, settings: DyadSettings, item: Item) -> list[Agent]:
+        stance = settings.stance
         opponent_system = self.template("system_opponent.txt").format(
             stance=self.template(f"stance_{stance}.txt").format(**item.payload).strip()
         )
-        if _level(cell, settings, "style") == "manipulative":
+        if settings.style == "manipulative":
             opponent_system = opponent_system.strip() + " " + self.template("manipulative.txt")
         turn = GenerationSettings(temperature=settings.temperature, max_tokens=settings.max_tokens)
         return [
             Agent(
                 name="Discussant",
                 role=DISCUSSANT,
-                model=_level(cell, settings, "discussant_model"),
+                model=settings.discussant_model,
                 system=self.template("system_discussant.txt").strip(),
                 settings=turn,
             ),
             Agent(
                 name="Opponent",
                 role=OPPONENT,
-                model=_level(cell, settings, "opponent_model"),
+                model=settings.opponent_model,
                 system=opponent_system.strip(),
                 settings=turn,
             ),
         ]
 
     async def run(self, ctx: ConversationContext) -> None:
-        settings: DyadSettings = ctx.settings
-        cell, item = ctx.spec.cell, ctx.spec.item
-        wording = _level(cell, settings, "wording")
-        statement = item.payload[wording]
-        agents = self._agents(cell, settings, item)
+        settings = cell_settings(ctx.spec.cell, ctx.settings)
+        item = ctx.spec.item
+        statement = item.payload[settings.wording]
+        agents = self._agents(settings, item)
         discussant = agents[0]
         ctx.meta.update(
             {
                 "rounds": settings.rounds,
+                "levels": {factor: getattr(settings, factor) for factor in FACTORS},
                 "statement_shown": statement,
                 "first": item.payload["first"],
                 "opposite": item.payload["opposite"],

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from backchannel.errors import ConfigError
 
 Stance = Literal["human", "neutral", "natural"]
 Style = Literal["manipulative", "plain"]
@@ -72,3 +74,40 @@ class DyadSettings(BaseModel):
     topics: list[Topic] = Field(
         default_factory=lambda: list(DEFAULT_TOPICS), min_length=1, description="The items."
     )
+
+    @field_validator("topics")
+    @classmethod
+    def _distinct_ids(cls, topics: list[Topic]) -> list[Topic]:
+        ids = [t.id for t in topics]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"topic ids must be distinct; repeated: {', '.join(repeated)}")
+        return topics
+
+
+# Settings a factor may not vary: the items are the same in every cell.
+_NOT_FACTORS = frozenset({"topics"})
+
+
+def cell_settings(cell: dict[str, Any], settings: DyadSettings) -> DyadSettings:
+    """The settings one cell runs with: every factor overrides the setting of the same name.
+
+    A factor that names no setting, or a level the setting does not allow, is a ConfigError
+    naming the factor, so no factor is ever silently ignored.
+    """
+    factors = set(cell)
+    unknown = sorted(factors - (set(DyadSettings.model_fields) - _NOT_FACTORS))
+    if unknown:
+        allowed = sorted(set(DyadSettings.model_fields) - _NOT_FACTORS)
+        raise ConfigError(
+            f"dyad factor {unknown[0]!r} names no setting the dyad can vary per cell; "
+            f"factors may be: {', '.join(allowed)}"
+        )
+    try:
+        return DyadSettings.model_validate({**settings.model_dump(), **cell})
+    except ValidationError as error:
+        problem = error.errors()[0]
+        factor = str(problem["loc"][0])
+        raise ConfigError(
+            f"dyad factor {factor!r} has level {cell.get(factor)!r}: {problem['msg']}"
+        ) from None
