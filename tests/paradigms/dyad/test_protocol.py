@@ -157,6 +157,7 @@ def run_one(tmp_path: Path, rounds: int = 2, **factors: list[str]) -> Path:
         },
         "settings": {"rounds": rounds},
     }
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "one.yaml"
     path.write_text(yaml.safe_dump(experiment))
     result = CliRunner().invoke(app, ["run", str(path), "-o", str(tmp_path / "run")])
@@ -274,3 +275,21 @@ def test_metrics_of_a_run_with_levels_fixed_in_settings(tmp_path: Path) -> None:
         "style": "plain",
         "wording": "first",
     }
+
+
+def test_rating_at_checkpoint_r_sees_the_record_through_round_r(tmp_path: Path) -> None:
+    run_one(tmp_path, rounds=2)
+    ratings = [r for r in captured if isinstance(r.constraint, IntRange)]
+    seen = sorted(r.messages[-1].content.count("\n\nCategory: ") for r in ratings)
+    # checkpoint 0 (both roles): nothing; checkpoint 1: 2 turns; checkpoint 2: 4 turns
+    assert seen == [0, 0, 2, 2, 4, 4]
+    before = [r for r in ratings if "Conversation so far" not in r.messages[-1].content]
+    assert len(before) == 2  # the pre-ratings come before the opening
+    assert all("Opening by" in r.messages[-1].content for r in ratings if r not in before)
+
+
+def test_same_seed_same_run(tmp_path: Path) -> None:
+    columns = ["conversation_id", "seq", "kind", "round", "agent", "text", "value", "status"]
+    first = load_tables(run_one(tmp_path / "a"), None).events[columns]
+    second = load_tables(run_one(tmp_path / "b"), None).events[columns]
+    assert first.sort_values("seq").equals(second.sort_values("seq"))
