@@ -258,3 +258,24 @@ def test_estimate_per_model_is_exact_for_every_replicate_of_pool_b(tmp_path):
         p3: 5,
         _sim.VERIFIER: 7,
     }
+
+
+def test_profiling_calls_share_one_run_level_seed_across_conversations(tmp_path):
+    # Two scenarios -> two conversations; each (model, value) profile request is the same in
+    # both, with the seed derived from the experiment seed (7), so the cache can answer it.
+    from backchannel.seeding import derive_seed
+
+    run, _ = _run(
+        tmp_path, {"pool": ["B"]}, {"profiling": True, "scenarios": ["child_welfare", "housing"]}
+    )
+    events = load_tables(run, None).events
+    assert (events["name"] == "profile").sum() == 2 * 3 * 7  # stored in both conversations
+    # Requests that reached the model (a cache hit never does): at most one per conversation.
+    profile = [r for r in _sim.captured if "one-time grant" in r.messages[-1].content]
+    assert 3 * 7 <= len(profile) <= 2 * 3 * 7
+    by_call: dict[tuple[str, str], set] = {}
+    for request in profile:
+        value = re.search(r"Value: (\w+)\n", request.messages[0].content).group(1)
+        assert request.seed == derive_seed(7, "council-profile", request.model, value)
+        by_call.setdefault((request.model, value), set()).add((request.seed, request.messages))
+    assert len(by_call) == 3 * 7 and all(len(v) == 1 for v in by_call.values())

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from backchannel.backends import GenerationSettings, JsonSchema, Message, Request
+from backchannel.backends import GenerationSettings, JsonSchema, Message
 from backchannel.engine import Agent, ConversationContext, Event, Item
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import CallEstimate, Paradigm
@@ -250,29 +251,20 @@ class Council(Paradigm):
         """Phase 3: the verifier sees the value, its definition and the redacted rationale only."""
         value = settings.values[seat.value]
         rationale = redact_options(str(ranking.value["rationale"]), scenario)
-        event = ctx.log.reserve(
+        return await ctx.ask(
+            verifier_model(settings),
+            verification_messages(value, rationale),
             kind="score",
             name="verification",
             round=EVALUATION_ROUND,
-            turn=None,
             agent="verifier",
             role="verifier",
-            channel="private",
-            meta={"value": seat.value, "evaluator": seat.name},
-        )
-        request = ctx.request(
-            verifier_model(settings),
-            verification_messages(value, rationale),
-            seq=event.seq,
             settings=GenerationSettings(0.0, max_tokens=settings.verifier_max_tokens),
             constraint=SCORE_SCHEMA,
             critical=False,
+            meta={"value": seat.value, "evaluator": seat.name},
+            postprocess=_score_only,
         )
-        event.fill(await ctx.generate(request))
-        if event.status == "ok":
-            event.value = float(event.value["score"])
-        ctx.log.complete(event)
-        return event
 
     def _delphi(
         self,
@@ -344,33 +336,29 @@ class Council(Paradigm):
     async def _profile(self, ctx: ConversationContext, settings: CouncilSettings) -> dict[str, str]:
         """Every pool model answers the profile prompt under every seated value.
 
-        The requests carry a seed fixed per run (not per conversation), so with the response
-        cache each (model, value) is paid once per run. The scores are stored as events.
+        The calls carry a seed fixed per run (not per conversation), so the response cache can
+        answer a repeated (model, value) call. The scores are stored as events.
         """
         values = list(dict.fromkeys(settings.roster))
         generation = GenerationSettings(0.0, max_tokens=settings.profile_max_tokens)
-        jobs = []
-        for model in settings.pool_models:
-            for value_name in values:
-                value = settings.values[value_name]
-                event = ctx.log.reserve(
-                    kind="score",
-                    name="profile",
-                    round=0,
-                    turn=None,
-                    agent=model,
-                    role="profiler",
-                    channel="private",
-                    meta={"value": value_name, "model": model},
-                )
-                request = Request(
-                    model=model,
-                    messages=tuple(profile_messages(value, settings.profile_words)),
-                    settings=generation,
-                    seed=derive_seed(ctx.experiment_seed, "council-profile", model, value_name),
-                    critical=True,
-                )
-                jobs.append(self._profile_call(ctx, event, request, value.keywords))
+        jobs = [
+            ctx.ask(
+                model,
+                profile_messages(settings.values[value_name], settings.profile_words),
+                kind="score",
+                name="profile",
+                round=0,
+                agent=model,
+                role="profiler",
+                settings=generation,
+                critical=True,
+                meta={"value": value_name, "model": model},
+                postprocess=_keyword_scorer(settings.values[value_name].keywords),
+                seed=derive_seed(ctx.experiment_seed, "council-profile", model, value_name),
+            )
+            for model in settings.pool_models
+            for value_name in values
+        ]
         events = await asyncio.gather(*jobs)
         scores: dict[str, dict[str, float]] = {v: {} for v in values}
         for event in events:
@@ -380,16 +368,6 @@ class Council(Paradigm):
         ctx.meta["profile"] = scores
         ctx.meta["assignment"] = assignment
         return assignment
-
-    @staticmethod
-    async def _profile_call(
-        ctx: ConversationContext, event: Event, request: Request, keywords: list[str]
-    ) -> Event:
-        event.fill(await ctx.generate(request))
-        if event.status == "ok":
-            event.value = keyword_score(event.text, keywords)
-        ctx.log.complete(event)
-        return event
 
     def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
         threshold = options.get("threshold")
@@ -402,6 +380,22 @@ class Council(Paradigm):
         from backchannel.paradigms.council._report import build_report
 
         build_report(tables, metrics, report)
+
+
+def _score_only(event: Event) -> None:
+    """A verification's stored value is the score itself, not the JSON object around it."""
+    if event.status == "ok":
+        event.value = float(event.value["score"])
+
+
+def _keyword_scorer(keywords: list[str]) -> Callable[[Event], None]:
+    """Stores a profile answer's keyword score (keyword words per word) as its value."""
+
+    def score(event: Event) -> None:
+        if event.status == "ok":
+            event.value = keyword_score(event.text, keywords)
+
+    return score
 
 
 def _revises(seat: Seat, roster: list[str], variant: str) -> bool:
