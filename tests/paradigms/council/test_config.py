@@ -139,6 +139,10 @@ def test_redaction_replaces_whole_words_only():
 @pytest.mark.parametrize("name", ["council_child_welfare", "council_housing"])
 def test_examples_give_25_deliberations_in_a_and_35_in_b(name):
     loaded = load_experiment(EXAMPLES / f"{name}.yaml")
-    counts = Counter(spec.cell["pool"] for spec in expand(loaded))
+    specs = expand(loaded)
+    counts = Counter(spec.cell["pool"] for spec in specs)
     assert counts == {"A": 25, "B": 35}
+    assert all(set(spec.cell) == {"pool"} for spec in specs)  # no sizing factor
+    # B's replicates 0..34 rotate the pool of seven five times round.
+    assert sorted({s.replicate for s in specs if s.cell["pool"] == "B"}) == list(range(35))
     assert len(loaded.settings.pool_models) == 7
