@@ -4,8 +4,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
+from backchannel.cli import app
 from backchannel.errors import ConfigError
 from backchannel.experiment import expand, load_experiment
 from backchannel.paradigms.council import Council, CouncilSettings, Scenario, load_scenario
@@ -146,3 +149,39 @@ def test_examples_give_25_deliberations_in_a_and_35_in_b(name):
     # B's replicates 0..34 rotate the pool of seven five times round.
     assert sorted({s.replicate for s in specs if s.cell["pool"] == "B"}) == list(range(35))
     assert len(loaded.settings.pool_models) == 7
+
+
+@pytest.mark.parametrize(
+    ("setting", "field", "message"),
+    [
+        ({"scenarios": ["nowhere"]}, "settings.scenarios", "unknown scenario 'nowhere'"),
+        (
+            {"seventh_value": {"name": "Fair", "definition": "d"}},
+            "settings.seventh_value.name",
+            "lower-case",
+        ),
+        (
+            {"seventh_value": {"name": "safety", "definition": "d"}},
+            "settings.seventh_value",
+            "repeats a fixed value",
+        ),
+        ({"evaluators": ["safety", "greed"]}, "settings.evaluators", "unknown values ['greed']"),
+        ({"evaluators": ["safety", "safety"]}, "settings.evaluators", "allow_shared_values"),
+        ({"threshold": 2}, "settings.threshold", "less than or equal to 1"),
+    ],
+)
+def test_bad_settings_exit_2_with_one_error_naming_the_field(tmp_path, setting, field, message):
+    experiment = {
+        "name": "bad",
+        "paradigm": "council",
+        "factors": {"pool": ["A"]},
+        "settings": {"single_model": "sim", **setting},
+    }
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    result = CliRunner().invoke(app, ["run", str(path), "-o", str(tmp_path / "r"), "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("  settings")]
+    assert len(errors) == 1 and errors[0].strip().startswith(field + ":")
+    assert message in result.output

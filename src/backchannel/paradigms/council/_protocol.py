@@ -84,7 +84,10 @@ class Council(Paradigm):
     prompt_package = PROMPT_PACKAGE
 
     def items(self, settings: Any, seed: int) -> list[Item]:
-        scenarios = [load_scenario(name) for name in settings.scenarios]
+        try:
+            scenarios = [load_scenario(name) for name in settings.scenarios]
+        except ValueError as error:
+            raise ConfigError(f"settings.scenarios: {error}") from error
         ids = [s.id for s in scenarios]
         if len(set(ids)) != len(ids):
             raise ConfigError(f"scenario ids repeat: {ids}")

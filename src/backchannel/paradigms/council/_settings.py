@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from backchannel.paradigms.council._scenarios import load_scenario
 from backchannel.paradigms.council._values import VALUE_DEFINITIONS
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 Delphi = Literal["none", "all_critiques", "partner_critique", "self_check"]
 DELPHI_LEVELS: tuple[str, ...] = ("none", "all_critiques", "partner_critique", "self_check")
@@ -28,11 +32,21 @@ class ValueSpec(BaseModel):
     keywords that profiling counts."""
 
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Short name, e.g. 'fairness'.")
+    name: str = Field(description="Short name, e.g. 'fairness': lower-case letters, digits, '_'.")
     definition: str = Field(min_length=1, description="What judging from this value means.")
     keywords: list[str] = Field(
         default_factory=list, description="Words whose frequency marks this value (profiling)."
     )
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        if not _NAME.fullmatch(name):
+            raise ValueError(
+                f"value name {name!r} must start with a lower-case letter and hold only "
+                "lower-case letters, digits and '_'"
+            )
+        return name
 
 
 def _fixed_values() -> list[ValueSpec]:
@@ -71,13 +85,13 @@ class CouncilSettings(BaseModel):
         ),
         description="The configurable seventh value perspective.",
     )
+    allow_shared_values: bool = Field(
+        False, description="Allow several evaluators to hold the same value."
+    )
     evaluators: list[str] | None = Field(
         None,
         description="Values to seat, one evaluator each (default: the six fixed values and the "
         "seventh). A value may repeat only with `allow_shared_values`.",
-    )
-    allow_shared_values: bool = Field(
-        False, description="Allow several evaluators to hold the same value."
     )
     profiling: bool = Field(
         False,
@@ -97,6 +111,43 @@ class CouncilSettings(BaseModel):
     verifier_max_tokens: int = Field(32, ge=1, description="Maximum tokens of a verification.")
     profile_max_tokens: int = Field(320, ge=1, description="Maximum tokens of a profile answer.")
 
+    @field_validator("scenarios")
+    @classmethod
+    def _scenarios_load(cls, scenarios: list[str]) -> list[str]:
+        ids = [load_scenario(name).id for name in scenarios]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"scenario ids repeat: {ids}")
+        return scenarios
+
+    @field_validator("seventh_value")
+    @classmethod
+    def _seventh_is_new(cls, value: ValueSpec) -> ValueSpec:
+        if value.name in VALUE_DEFINITIONS:
+            raise ValueError(
+                f"the seventh value {value.name!r} repeats a fixed value; fixed values are "
+                f"{list(VALUE_DEFINITIONS)}"
+            )
+        return value
+
+    @field_validator("evaluators")
+    @classmethod
+    def _roster_is_valid(cls, roster: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        seventh = info.data.get("seventh_value")
+        if roster is None or seventh is None:
+            return roster
+        known = [*VALUE_DEFINITIONS, seventh.name]
+        unknown = [v for v in roster if v not in known]
+        if unknown:
+            raise ValueError(f"unknown values {unknown}; known: {known}")
+        if len(roster) < 2:
+            raise ValueError("a council needs at least two evaluators")
+        if not info.data.get("allow_shared_values", False) and len(set(roster)) != len(roster):
+            raise ValueError(
+                "a value repeats; every value needs its own evaluator unless "
+                "allow_shared_values is true"
+            )
+        return roster
+
     @property
     def values(self) -> dict[str, ValueSpec]:
         """Every known value perspective by name: the six fixed ones and the seventh."""
@@ -110,20 +161,3 @@ class CouncilSettings(BaseModel):
         if self.evaluators is not None:
             return list(self.evaluators)
         return [*VALUE_DEFINITIONS, self.seventh_value.name]
-
-    @model_validator(mode="after")
-    def _check_roster(self) -> CouncilSettings:
-        roster = self.roster
-        unknown = [v for v in roster if v not in self.values]
-        if unknown:
-            raise ValueError(
-                f"evaluators name unknown values {unknown}; known: {list(self.values)}"
-            )
-        if len(roster) < 2:
-            raise ValueError("a council needs at least two evaluators")
-        if not self.allow_shared_values and len(set(roster)) != len(roster):
-            raise ValueError(
-                "evaluators repeat a value; every value needs its own evaluator unless "
-                "allow_shared_values is true"
-            )
-        return self
