@@ -19,10 +19,11 @@ B  m1 vs m1, plain, opposite.       raw D 3,3,3,3 -> 3,3,3,3; raw O 1,1,0,0 -> 5
    last three: D 3,3,3 stable; O 5,6,6 not
 C  m1 vs m2, manipulative, first.   D 4,4,4,5   O 4,4,4,4
    categories D: ACCEPT, (parse failure), IGNORE; O: REJECT, REJECT, ACCEPT
-   states: r1 D ACCEPT equal -> 4, O REJECT equal above 3 -> 5; r2 D held 4, O away from 4 -> 6;
-           r3 D 4, O ACCEPT towards 4 -> 5
-   D states 4,4,4 vs 4,4,5: share 2/3, |diff| 0,0,1 -> 1/3
-   O states 5,6,5 vs 4,4,4: share 0, |diff| 1,2,1 -> 4/3
+   states: r1 D ACCEPT equal -> 4, O REJECT equal above 3 -> 5; r2 D unreadable -> unknown,
+           so O's r2 step (which reads D's state) is unknown too; r3 both unknown
+   D states 4,?,? vs 4,4,5: round 1 only: share 1, |diff| 0
+   O states 5,?,? vs 4,4,4: round 1 only: share 0, |diff| 1
+   (4 role-rounds without a state)
    shift D +1, O 0; gap 0 -> 1, change +1, not converged
    last three: D 4,4,5 no; O 4,4,4 stable
 D  m1 vs m2, plain, first.          D 1,1,1,1   O 5,5,5,(parse failure)
@@ -119,6 +120,7 @@ def test_counts(result: dict) -> None:
         "missing_ratings": 1,
         "failed_rating_events": 1,
         "category_parse_failures": 1,
+        "rounds_without_state": 4,
     }
     assert result["pairings"] == ["m1 vs m1", "m1 vs m2"]
 
@@ -131,8 +133,10 @@ def test_states_and_outcomes_per_conversation() -> None:
     assert states[("A", "opponent")] == [5, 6, 5, 5]
     assert states[("B", "discussant")] == [3, 2, 1, 0]
     assert states[("B", "opponent")] == [5, 6, 6, 6]
-    assert states[("C", "discussant")] == [4, 4, 4, 4]
-    assert states[("C", "opponent")] == [4, 5, 6, 5]
+    assert states[("C", "discussant")][:2] == [4, 4]
+    assert states[("C", "opponent")][:2] == [4, 5]
+    assert np.isnan(states[("C", "discussant")][2:]).all()
+    assert np.isnan(states[("C", "opponent")][2:]).all()
     assert list(traj.loc[("B", "opponent"), "rating"]) == [5, 5, 6, 6]  # mirrored wording
     out = frames.outcomes.set_index("conversation_id")
     assert list(out["shift_discussant"][["A", "B", "C"]]) == [1, 0, 1]
@@ -188,15 +192,15 @@ def test_category_rates_are_conversation_means(result: dict) -> None:
 
 def test_agreement_of_the_two_measures(result: dict) -> None:
     d = result["agreement"]["discussant"]["overall"]
-    # share equal 1/3, 0, 2/3, 1 -> 1/2; mean |diff| 2/3, 2, 1/3, 0 -> 3/4
-    assert d["share_equal"]["estimate"] == pytest.approx(0.5)
-    assert d["mean_abs_diff"]["estimate"] == pytest.approx(0.75)
-    assert d["role_rounds"] == 12
+    # share equal 1/3, 0, 1, 1 -> 7/12; mean |diff| 2/3, 2, 0, 0 -> 2/3; rounds 3+3+1+3
+    assert d["share_equal"]["estimate"] == pytest.approx(7 / 12)
+    assert d["mean_abs_diff"]["estimate"] == pytest.approx(2 / 3)
+    assert d["role_rounds"] == 10
     o = result["agreement"]["opponent"]["overall"]
-    # share equal 1/3, 2/3, 0, 1 -> 1/2; mean |diff| 2/3, 1/3, 4/3, 0 -> 7/12; rounds 3+3+3+2
+    # share equal 1/3, 2/3, 0, 1 -> 1/2; mean |diff| 2/3, 1/3, 1, 0 -> 1/2; rounds 3+3+1+2
     assert o["share_equal"]["estimate"] == pytest.approx(0.5)
-    assert o["mean_abs_diff"]["estimate"] == pytest.approx(7 / 12)
-    assert o["role_rounds"] == 11
+    assert o["mean_abs_diff"]["estimate"] == pytest.approx(0.5)
+    assert o["role_rounds"] == 9
     same = result["agreement"]["opponent"]["by_pairing"]["m1 vs m1"]
     assert same["share_equal"]["estimate"] == pytest.approx(0.5)  # (1/3 + 2/3) / 2
 

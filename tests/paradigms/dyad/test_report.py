@@ -36,3 +36,15 @@ def test_report_has_trajectories_shifts_and_tests(tmp_path: Path) -> None:
     wald = pd.read_csv(tmp_path / "wald_tests.csv")
     assert wald["skipped"].isna().all()  # 48 conversations support both models
     assert wald["p"].between(0, 1).all()
+
+
+def test_report_notes_unreadable_categories_and_unknown_states(tmp_path: Path) -> None:
+    from .test_metrics import hand_run
+
+    run = tables(hand_run())
+    report = Report("dyad")
+    fill_report(run, dyad_metrics(run), report)
+    html = report.write(tmp_path).read_text()
+    # conversation C: one unreadable category, 4 role-rounds without a state
+    assert "1 turn messages had no readable category" in html
+    assert "4 role-rounds without a state" in html

@@ -39,10 +39,9 @@ def test_align_rejects_unknown_wording() -> None:
         (6, 6, R, 6),  # equal at the top: would leave the scale, clipped
         (0, 0, R, 0),  # equal at the bottom: clipped
         (1, 6, IG, 1),  # IGNORE never moves
-        (1, 6, None, 1),  # an unreadable category is held like IGNORE
     ],
 )
-def test_step(own: int, other: int, category: Category | None, expected: int) -> None:
+def test_step(own: int, other: int, category: Category, expected: int) -> None:
     assert step(own, other, category) == expected
 
 
@@ -50,10 +49,10 @@ def test_accumulator_on_a_hand_sequence() -> None:
     # start D=2, O=5
     # r1: D ACCEPT towards O=5 -> 3; O REJECT away from D=3 (5 > 3) -> 6
     # r2: D REJECT away from O=6 -> 2; O ACCEPT towards D=2 -> 5
-    # r3: D IGNORE -> 2; O unreadable -> 5
+    # r3: D IGNORE -> 2; O IGNORE -> 5
     # r4: D ACCEPT towards 5 -> 3; O ACCEPT towards 3 -> 4
     # r5: D ACCEPT towards 4 -> 4; O REJECT from equal 4 (above 3) -> 5
-    path = interaction_states(2, 5, [(A, R), (R, A), (IG, None), (A, A), (A, R)])
+    path = interaction_states(2, 5, [(A, R), (R, A), (IG, IG), (A, A), (A, R)])
     assert path.discussant == (2, 3, 2, 2, 3, 4)
     assert path.opponent == (5, 6, 5, 5, 4, 5)
     assert path.of("opponent") == path.opponent
@@ -70,3 +69,15 @@ def test_state_path_validates_itself() -> None:
         StatePath((7,), (3,))
     with pytest.raises(ValueError):
         StatePath((1,), (3,)).of("moderator")
+
+
+def test_an_unreadable_category_makes_later_states_unknown() -> None:
+    # start D=2, O=5; r1 D ACCEPT -> 3, O REJECT away from 3 -> 6
+    # r2 D unreadable -> unknown; O's step reads D's state -> unknown; r3 both stay unknown
+    path = interaction_states(2, 5, [(A, R), (None, A), (A, A)])
+    assert path.discussant == (2, 3, None, None)
+    assert path.opponent == (5, 6, None, None)
+    # an unreadable Opponent category in r1 leaves D's r1 state, then D's r2 step lacks O
+    path = interaction_states(2, 5, [(A, None), (IG, IG)])
+    assert path.discussant == (2, 3, None)
+    assert path.opponent == (5, None, None)

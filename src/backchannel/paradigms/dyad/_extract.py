@@ -46,7 +46,8 @@ class DyadFrames:
       PARSE_FAILURE.
     - `counts`: conversations seen, failed and finished; finished conversations excluded from
       shift analysis; checkpoints without a readable rating; rating events whose status is not
-      `ok`; turn messages whose category could not be read.
+      `ok`; turn messages whose category could not be read; (role, round) pairs of rounds 1..T
+      without an interaction state (after an unreadable category, or without pre-ratings).
     """
 
     outcomes: pd.DataFrame
@@ -164,7 +165,9 @@ def extract(tables: RunTables) -> DyadFrames:
             path = interaction_states(
                 start_d, start_o, zip(cats[DISCUSSANT], cats[OPPONENT], strict=True)
             )
-            states = {role: [float(v) for v in path.of(role)] for role in ROLES}
+            states = {
+                role: [np.nan if v is None else float(v) for v in path.of(role)] for role in ROLES
+            }
         for role in ROLES:
             for checkpoint in range(rounds + 1):
                 rating = aligned[role][checkpoint]
@@ -197,6 +200,9 @@ def extract(tables: RunTables) -> DyadFrames:
         "missing_ratings": missing_ratings,
         "failed_rating_events": int((ratings["status"] != "ok").sum() if len(ratings) else 0),
         "category_parse_failures": int((category_frame["category"] == PARSE_FAILURE).sum()),
+        "rounds_without_state": sum(
+            1 for row in trajectory_rows if row["checkpoint"] >= 1 and np.isnan(row["state"])
+        ),
     }
     trajectories = pd.DataFrame(
         trajectory_rows,

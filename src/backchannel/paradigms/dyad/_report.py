@@ -39,8 +39,10 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
         report.note(
             f"{counts['excluded_from_shift']} finished conversations lack a pre or post rating "
             "and are left out of the shift analysis; "
-            f"{counts['category_parse_failures']} turn messages had no readable category "
-            "(their interaction state was held, as for IGNORE)."
+            f"{counts['category_parse_failures']} turn messages had no readable category; "
+            "from such a message on, both roles' interaction states are unknown "
+            f"({counts['rounds_without_state']} role-rounds without a state, left out of the "
+            "agreement)."
         )
 
     report.section(

@@ -53,17 +53,17 @@ def align(rating: int, wording: Wording | str) -> int:
     return rating if Wording(wording) is Wording.FIRST else SCALE_MAX - rating
 
 
-def step(own: int, other: int, category: Category | None) -> int:
+def step(own: int, other: int, category: Category) -> int:
     """One update of a role's interaction state after one of its own messages.
 
-    ACCEPT moves one step towards `other`, REJECT one step away from it, IGNORE (and an
-    unreadable category, passed as None) leaves the state. Towards an equal state nothing moves;
+    ACCEPT moves one step towards `other`, REJECT one step away from it, IGNORE leaves the
+    state. Towards an equal state nothing moves;
     away from an equal state moves away from the midpoint 3 (upwards when the state is exactly 3).
     The result is clipped to the scale.
     """
     check_rating(own)
     check_rating(other)
-    if category is None or category is Category.IGNORE:
+    if category is Category.IGNORE:
         return own
     if category is Category.ACCEPT:
         direction = (other > own) - (other < own)
@@ -79,19 +79,20 @@ class StatePath:
     """The two interaction states after each round: `discussant[r]`, `opponent[r]` for r = 0..T.
 
     Index 0 is the starting state (the aligned pre-rating); index r is the state after the
-    role's own message of round r.
+    role's own message of round r, or None once it is unknown (see `interaction_states`).
     """
 
-    discussant: tuple[int, ...]
-    opponent: tuple[int, ...]
+    discussant: tuple[int | None, ...]
+    opponent: tuple[int | None, ...]
 
     def __post_init__(self) -> None:
         if len(self.discussant) != len(self.opponent) or not self.discussant:
             raise ValueError("both roles need the same, non-empty number of states")
         for value in (*self.discussant, *self.opponent):
-            check_rating(value)
+            if value is not None:
+                check_rating(value)
 
-    def of(self, role: str) -> tuple[int, ...]:
+    def of(self, role: str) -> tuple[int | None, ...]:
         if role == DISCUSSANT:
             return self.discussant
         if role == OPPONENT:
@@ -109,12 +110,16 @@ def interaction_states(
     Within a round the Discussant speaks first, so the Opponent's step already sees the
     Discussant's updated state; the Discussant's step sees the Opponent's state from the round
     before (its starting state in round 1).
+
+    An unreadable category (None) is not guessed: the speaker's state becomes unknown (None),
+    and so does every later state of both roles, since each step reads the other's state.
     """
-    d, o = check_rating(start_discussant), check_rating(start_opponent)
+    d: int | None = check_rating(start_discussant)
+    o: int | None = check_rating(start_opponent)
     path_d, path_o = [d], [o]
     for category_d, category_o in rounds:
-        d = step(d, o, category_d)
-        o = step(o, d, category_o)
+        d = None if d is None or o is None or category_d is None else step(d, o, category_d)
+        o = None if o is None or d is None or category_o is None else step(o, d, category_o)
         path_d.append(d)
         path_o.append(o)
     return StatePath(tuple(path_d), tuple(path_o))
