@@ -4,13 +4,14 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from typer.testing import CliRunner
 
 from backchannel.cli import app
 from backchannel.cli._common import load_tables
-from backchannel.paradigms.council import load_scenario
+from backchannel.paradigms.council import CouncilSettings, load_scenario
 from backchannel.paradigms.council._prompts import REDACTED, template
 
 from . import _sim
@@ -90,6 +91,15 @@ def test_full_run_events_metrics_and_report(tmp_path):
     html = (run / "report" / "report.html").read_text()
     assert "Concentration and margin" in html and "Tension classes" in html
     assert "data:image/png;base64" in html
+    # Winners and verification scores read across: one column per option and per value.
+    winners = pd.read_csv(run / "report" / "winners.csv")
+    keys = ["scenario", "delphi", "state"]
+    options = {o for s in ("child_welfare", "housing") for o in load_scenario(s).option_ids}
+    assert set(winners.columns) - set(keys) <= options | {"tie"}
+    assert len(winners) == 2 * 3  # two scenarios x states A, B, C
+    assert (winners.drop(columns=keys).sum(axis=1) == 2).all()  # two deliberations each
+    consistency = pd.read_csv(run / "report" / "consistency.csv")
+    assert set(CouncilSettings().roster) <= set(consistency.columns)
 
 
 def test_advocates_see_no_message_of_their_own_round(tmp_path):

@@ -105,6 +105,21 @@ def tests_frame(metrics: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _cols(name: str) -> list[str]:
+    return [name, f"{name}_low", f"{name}_high"]
+
+
+def _wide(frame: pd.DataFrame, column: str, value: str, fill: float | None = None) -> pd.DataFrame:
+    """One row per scenario, Delphi variant and state, one column per level of `column`."""
+    if frame.empty:
+        return frame
+    wide = frame.pivot_table(index=_KEYS, columns=column, values=value, aggfunc="first")
+    if fill is not None:
+        wide = wide.fillna(fill).astype(int)
+    wide.columns.name = None
+    return wide.reset_index()
+
+
 def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
     """Fill `report` from the metrics of `council_metrics`."""
     threshold = metrics["threshold"]
@@ -123,10 +138,16 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
         "agree. Margin: winner's Borda minus runner-up's over the maximum possible score. "
         "Effective perspectives: entropy in bits of the first-choice votes.",
     )
+    intervals = [c for c in summary.columns if c.endswith(("_low", "_high"))]
     report.table(
         "summary",
-        summary,
-        caption="Per scenario, Delphi variant and state (95% bootstrap intervals)",
+        summary.drop(columns=intervals),
+        caption="Per scenario, Delphi variant and state: means over deliberations, pooled rates",
+    )
+    report.table(
+        "intervals",
+        summary[[*_KEYS, *(c for n in ("fcc", "margin", "entropy_bits") for c in _cols(n))]],
+        caption="95% bootstrap intervals of the means over deliberations",
     )
     plotted = summary.dropna(subset=["fcc", "fcc_low", "fcc_high"])
     plotted = plotted[plotted["delphi"] == "none"]
@@ -147,8 +168,8 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
     report.section("Winners")
     report.table(
         "winners",
-        winner_frame(metrics),
-        caption="Deliberations won per option; 'tie' when Borda ties",
+        _wide(winner_frame(metrics), "winner", "deliberations", fill=0),
+        caption="Deliberations won per option (Borda winner); 'tie' when the top scores are equal",
     )
     tension = tension_frame(metrics)
     report.section(
@@ -159,7 +180,12 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
     if tension.empty:
         report.note("No tension pair could be classified.")
     else:
-        report.table("tension", tension)
+        counts = [c.value for c in TensionClass]
+        report.table(
+            "tension",
+            tension[[*_KEYS, *counts]],
+            caption="Evaluator pairs per class (state C shares B's pairs); shares in the figure",
+        )
         shares = [f"{c.value}_share" for c in TensionClass]
         plotted_t = tension[tension["delphi"] == "none"].dropna(subset=shares)
         if not plotted_t.empty:
@@ -175,7 +201,11 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
     if consistency.empty:
         report.note("No verification scores (verification off, or every call failed).")
     else:
-        report.table("consistency", consistency)
+        report.table(
+            "consistency",
+            _wide(consistency, "value", "mean_score"),
+            caption="Mean verification score per value (state C shares B's scores)",
+        )
     tests = tests_frame(metrics)
     if not tests.empty:
         report.section(
