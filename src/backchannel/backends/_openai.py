@@ -2,6 +2,11 @@
 
 One `AsyncOpenAI` client (and connection pool) per endpoint, kept for the whole run. The SDK's own
 retries are off: retrying is the retry wrapper's concern.
+
+Calls go through the SDK's generic `post` with the body `chat.completions.create` would send
+(same keys, same order) and come back as the decoded JSON: `create` spends about 0.3 ms per call
+transforming an already plain body and 0.1 ms building pydantic models we only read three
+fields from. Authentication, headers, timeouts and status errors are the SDK's as before.
 """
 
 from __future__ import annotations
@@ -20,6 +25,28 @@ from backchannel.backends._errors import (
 from backchannel.backends._types import JsonSchema, RawCompletion, Request
 
 ConstrainedDecoding = Literal["json_schema", "grammar", "none"]
+
+_PATH = "/chat/completions"
+# What `chat.completions.create` asks of the SDK's request machinery: bearer-token auth only.
+_OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}
+
+
+def _completion(data: object, endpoint: str, latency: float) -> RawCompletion:
+    """The first choice's text, finish reason and the usage of a decoded chat completion."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise TransientBackendError(f"{endpoint} returned no choices")
+    assert isinstance(data, dict)
+    choice = choices[0]
+    message = choice.get("message") or {}
+    usage = data.get("usage") or {}
+    return RawCompletion(
+        text=message.get("content") or "",
+        prompt_tokens=usage.get("prompt_tokens") or 0,
+        completion_tokens=usage.get("completion_tokens") or 0,
+        latency_s=latency,
+        finish_reason=choice.get("finish_reason") or "stop",
+    )
 
 
 def _retry_after(error: openai.APIStatusError) -> float | None:
@@ -51,42 +78,44 @@ class OpenAIBackend:
             max_retries=0,
             timeout=timeout_s,
         )
+        self._endpoint = str(self._client.base_url)
 
     @property
     def endpoint(self) -> str:
-        return str(self._client.base_url)
+        return self._endpoint
 
-    def _extra(self, request: Request) -> dict[str, Any]:
+    def _body(self, request: Request) -> dict[str, Any]:
+        """The JSON body, keys in the order `chat.completions.create` writes them."""
+        settings = request.settings
+        body: dict[str, Any] = {
+            "model": request.model.split("/", 1)[1],
+            "messages": [m.as_dict() for m in request.messages],
+            "max_tokens": settings.max_tokens,
+        }
         constraint = request.constraint
-        if constraint is None or self._constrained == "none":
-            return {}
-        if self._constrained == "grammar":
-            grammar = gbnf_grammar(constraint)
-            if grammar is not None:
-                return {"extra_body": {"grammar": grammar}}
-        schema = json_schema_for(constraint)
-        if schema is not None and isinstance(constraint, JsonSchema):
-            return {
-                "response_format": {
-                    "type": "json_schema",
-                    "json_schema": {"name": constraint.name, "schema": schema},
-                }
-            }
-        return {}
+        grammar = None
+        if constraint is not None and self._constrained != "none":
+            if self._constrained == "grammar":
+                grammar = gbnf_grammar(constraint)
+            if grammar is None and isinstance(constraint, JsonSchema):
+                schema = json_schema_for(constraint)
+                if schema is not None:
+                    body["response_format"] = {
+                        "type": "json_schema",
+                        "json_schema": {"name": constraint.name, "schema": schema},
+                    }
+        body["seed"] = request.seed
+        body["temperature"] = settings.temperature
+        body["top_p"] = settings.top_p
+        if grammar is not None:
+            body["grammar"] = grammar
+        return body
 
     async def generate(self, request: Request) -> RawCompletion:
-        model_name = request.model.split("/", 1)[1]
+        body = self._body(request)
         started = time.perf_counter()
         try:
-            response = await self._client.chat.completions.create(
-                model=model_name,
-                messages=[m.as_dict() for m in request.messages],  # type: ignore[misc]
-                temperature=request.settings.temperature,
-                top_p=request.settings.top_p,
-                max_tokens=request.settings.max_tokens,
-                seed=request.seed,
-                **self._extra(request),
-            )
+            data = await self._client.post(_PATH, body=body, cast_to=object, options=_OPTIONS)
         except openai.RateLimitError as error:
             raise TransientBackendError(
                 f"rate limited (429) by {self.endpoint}", retry_after=_retry_after(error)
@@ -98,8 +127,8 @@ class OpenAIBackend:
             ) from error
         except openai.NotFoundError as error:
             raise FatalBackendError(
-                f"{self.endpoint} does not serve model {model_name!r} (404); check the model name "
-                "and the endpoint's base_url"
+                f"{self.endpoint} does not serve model {body['model']!r} (404); check the model "
+                "name and the endpoint's base_url"
             ) from error
         except openai.BadRequestError as error:
             raise RequestRejected(
@@ -120,18 +149,7 @@ class OpenAIBackend:
             raise TransientBackendError(
                 f"cannot connect to {self.endpoint}", connection=True
             ) from error
-        latency = time.perf_counter() - started
-        if not response.choices:
-            raise TransientBackendError(f"{self.endpoint} returned no choices")
-        choice = response.choices[0]
-        usage = response.usage
-        return RawCompletion(
-            text=choice.message.content or "",
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            latency_s=latency,
-            finish_reason=choice.finish_reason or "stop",
-        )
+        return _completion(data, self.endpoint, time.perf_counter() - started)
 
     async def aclose(self) -> None:
         await self._client.close()
