@@ -37,9 +37,9 @@ TRANSCRIPT = [Entry(0, 0, "Moderator", "Welcome.")] + [
 ]
 
 
-def test_window_keeps_the_last_h_rounds_and_always_the_opening() -> None:
-    # H = 2 while round 4 is under way: rounds 3 and 4 (the current one counts), oldest = 4-2+1 = 3.
-    shown = visible_entries(TRANSCRIPT, "A", current_round=4, memory_rounds=2)
+def test_window_keeps_the_last_h_completed_rounds_and_always_the_opening() -> None:
+    # H = 2 after round 4 (a probe at checkpoint 4): rounds 3 and 4, oldest = 4-2+1 = 3.
+    shown = visible_entries(TRANSCRIPT, "A", completed_rounds=4, memory_rounds=2)
     assert [(e.round, e.speaker) for e in shown] == [
         (0, "Moderator"),
         (3, "A"),
@@ -49,12 +49,13 @@ def test_window_keeps_the_last_h_rounds_and_always_the_opening() -> None:
         (4, "B"),
         (4, "C"),
     ]
-    # H = 1 while round 2 is under way (the transcript holds rounds 0..2): the opening and round 2.
-    so_far = [e for e in TRANSCRIPT if e.round <= 2]
-    shown = visible_entries(so_far, "B", current_round=2, memory_rounds=1)
-    assert [e.text for e in shown] == ["Welcome.", "A r2", "B r2", "C r2"]
+    # H = 1, B speaking in round 3 (2 rounds completed; A has spoken in round 3): round 2 in
+    # full plus round 3 so far; round 1 is gone.
+    so_far = [e for e in TRANSCRIPT if e.round <= 2] + [Entry(3, 0, "A", "A r3")]
+    shown = visible_entries(so_far, "B", completed_rounds=2, memory_rounds=1)
+    assert [e.text for e in shown] == ["Welcome.", "A r2", "B r2", "C r2", "A r3"]
     # No window: everything.
-    assert len(visible_entries(TRANSCRIPT, "C", current_round=4, memory_rounds=None)) == 13
+    assert len(visible_entries(TRANSCRIPT, "C", completed_rounds=4, memory_rounds=None)) == 13
 
 
 def test_own_messages_render_as_you_and_others_by_name() -> None:

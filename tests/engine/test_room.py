@@ -67,13 +67,18 @@ async def test_window_drops_old_rounds_but_keeps_the_opening(recorder: Recorder)
     room = ctx.room([a, b], memory_rounds=1, order="fixed", opening="Welcome.", preamble="Q?")
     await room.run_round(1, "Speak.")  # said-0 (A), said-1 (B)
     await room.run_round(2, "Speak.")  # said-2 (A), said-3 (B)
-    # A's round-2 prompt (request 2): window H=1 in round 2 holds only round 2, none spoken yet.
+    await room.run_round(3, "Speak.")  # said-4 (A), said-5 (B)
+    # A's round-2 prompt (request 2): H=1 keeps the one completed round, round 1.
     prompt = recorder.prompt_of(2)
     assert "Moderator: Welcome." in prompt and "Q?" in prompt
+    assert "You: said-0" in prompt and "B: said-1" in prompt
+    # A's round-3 prompt (request 4): round 2 only; round 1 has left the window.
+    prompt = recorder.prompt_of(4)
+    assert "You: said-2" in prompt and "B: said-3" in prompt
     assert "said-0" not in prompt and "said-1" not in prompt
-    # B's round-2 prompt sees A's round-2 message as "A:", nothing from round 1.
-    prompt = recorder.prompt_of(3)
-    assert "A: said-2" in prompt and "said-1" not in prompt and "said-0" not in prompt
+    # B's round-3 prompt (request 5): round 2 and A's round-3 message, nothing from round 1.
+    prompt = recorder.prompt_of(5)
+    assert "A: said-4" in prompt and "A: said-2" in prompt and "said-0" not in prompt
     # The stable parts come first: system, then preamble before the history.
     messages = recorder.requests[3].messages
     assert messages[0].role == "system" and messages[0].content == "I am B."

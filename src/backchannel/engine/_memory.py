@@ -28,14 +28,16 @@ class Entry:
 
 
 def visible_entries(
-    transcript: Sequence[Entry], viewer: str, current_round: int, memory_rounds: int | None
+    transcript: Sequence[Entry], viewer: str, completed_rounds: int, memory_rounds: int | None
 ) -> list[Entry]:
-    """Entries `viewer` can see while round `current_round` is under way (or just finished).
+    """Entries `viewer` can see once `completed_rounds` rounds are over.
 
-    The opening (round 0) is always shown; other entries are kept if they are within the last
-    `memory_rounds` rounds, counting the current one.
+    The opening (round 0) is always shown; so are the last `memory_rounds` completed rounds and
+    the earlier turns of a round in progress. A turn in round r therefore sees rounds r-H..r-1
+    plus round r so far, and a probe after round r sees rounds r-H+1..r: the first speaker of a
+    round and the probe before it see the same history.
     """
-    oldest = 1 if memory_rounds is None else current_round - memory_rounds + 1
+    oldest = 1 if memory_rounds is None else completed_rounds - memory_rounds + 1
     return [e for e in transcript if e.visible_to(viewer) and (e.round == 0 or e.round >= oldest)]
 
 

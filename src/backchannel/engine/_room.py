@@ -82,12 +82,14 @@ class Room:
         *,
         self_name: str = "You",
         full_history: bool = False,
+        completed_rounds: int | None = None,
     ) -> str:
-        """What `viewer` remembers now, as text."""
+        """What `viewer` remembers once `completed_rounds` are over (default: the latest round
+        spoken in), as text."""
         entries = visible_entries(
             self.transcript,
             viewer,
-            self.current_round,
+            self.current_round if completed_rounds is None else completed_rounds,
             None if full_history else self.memory_rounds,
         )
         return render_view(entries, viewer, self_name)
@@ -99,13 +101,23 @@ class Room:
         *,
         self_name: str = "You",
         full_history: bool = False,
+        completed_rounds: int | None = None,
     ) -> list[Message]:
-        """System and persona, then the preamble, the agent's memory view and the instruction."""
+        """System and persona, then the preamble, the agent's memory view and the instruction.
+
+        `completed_rounds` sets the memory window (see `visible_entries`): a turn of round r
+        uses r - 1, a probe at checkpoint c uses c; the default is the latest round spoken in.
+        """
         messages = []
         system = "\n\n".join(part for part in (agent.system, agent.persona) if part)
         if system:
             messages.append(Message("system", system))
-        history = self.view(agent.name, self_name=self_name, full_history=full_history)
+        history = self.view(
+            agent.name,
+            self_name=self_name,
+            full_history=full_history,
+            completed_rounds=completed_rounds,
+        )
         parts = [self.preamble] if self.preamble else []
         if history:
             parts.append("Conversation so far:\n\n" + history)
@@ -159,7 +171,7 @@ class Room:
         name: str,
         meta: dict[str, Any] | None,
     ) -> tuple[Event, Any]:
-        messages = self.prompt(agent, instruction)
+        messages = self.prompt(agent, instruction, completed_rounds=round - 1)
         extra = dict(meta or {})
         if audience is not None:
             extra["audience"] = sorted(audience)
@@ -285,7 +297,13 @@ class Room:
         The prompt is fixed now; the call runs off the critical path (await the task, or
         `context.drain()`), so the next turns need not wait for it.
         """
-        messages = self.prompt(agent, question, self_name=self_name, full_history=full_history)
+        messages = self.prompt(
+            agent,
+            question,
+            self_name=self_name,
+            full_history=full_history,
+            completed_rounds=checkpoint,
+        )
         event = self.context.log.reserve(
             kind=kind,
             name=name,
