@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from backchannel.backends import (
     SMALL_MODEL_WARNING,
@@ -26,16 +27,46 @@ from backchannel.experiment import LoadedExperiment, expand
 from backchannel.paradigms import CallEstimate
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
-_KEY_LINE = re.compile(r"^(\s*api_key\s*:\s*).*$", re.MULTILINE)
+SECRET_KEYS = frozenset({"api_key"})
+# Fields that change no model output: a resumed run may change them (a new base_url after the
+# server moved, a lower max_in_flight after rate limits) without becoming another experiment.
+_TRANSPORT_FIELDS = ("base_url", "api_key_env", "max_in_flight", "timeout_s", "price")
 
 
 def redact(text: str) -> str:
-    """The experiment text with any literal API key removed."""
-    return _KEY_LINE.sub(r"\1<redacted>", text)
+    """The experiment text with the value of every `api_key` entry removed, in any YAML form."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return text
+    spans: list[tuple[int, int]] = []
+
+    def visit(node: yaml.Node | None) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value in SECRET_KEYS:
+                    spans.append((value.start_mark.index, value.end_mark.index))
+                visit(value)
+        elif isinstance(node, yaml.SequenceNode):
+            for child in node.value:
+                visit(child)
+
+    visit(root)
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + "<redacted>" + text[end:]
+    return text
 
 
 def fingerprint(loaded: LoadedExperiment) -> str:
-    payload = json.dumps(loaded.resolved(), sort_keys=True, default=str)
+    """A hash of everything that changes what the run asks and stores (not how it connects)."""
+    resolved = loaded.resolved()
+    resolved.pop("name", None)
+    resolved.pop("retry", None)
+    resolved.pop("local", None)
+    for endpoint in resolved.get("endpoints", []):
+        for name in _TRANSPORT_FIELDS:
+            endpoint.pop(name, None)
+    payload = json.dumps(resolved, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -85,12 +116,19 @@ def plan(loaded: LoadedExperiment, limit: int | None = None) -> Plan:
 
 def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
     """Create the run directory, or reopen it to resume; refuse a different experiment."""
+    if directory.exists() and not directory.is_dir():
+        raise RunDirectoryError(f"{directory} is a file; pass a directory with -o")
     exists = (directory / DATABASE_NAME).exists()
     if not exists and directory.exists() and any(directory.iterdir()):
         raise RunDirectoryError(
             f"{directory} exists and is not a run directory; choose an empty or new directory"
         )
     store = RunStore(directory, create=True)
+    try:
+        store.lock()
+    except RunDirectoryError:
+        store.close()
+        raise
     print_ = fingerprint(loaded)
     manifest = store.manifest()
     if manifest:

@@ -43,6 +43,15 @@ def expand(loaded: LoadedExperiment) -> list[ConversationSpec]:
     """cells x items x replicates, each with a seed derived from the experiment seed."""
     experiment, paradigm, settings = loaded.experiment, loaded.paradigm, loaded.settings
     cells = expand_cells(experiment.factors, experiment.exclude)
+    seen: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        other = seen.setdefault(cell_key(cell), cell)
+        if other is not cell:
+            raise ConfigError(
+                f"{loaded.path}: factors: cells {other} and {cell} have the same name "
+                f'{cell_key(cell)!r} (levels like 1 and "1" read the same); '
+                "make the levels distinct"
+            )
     for cell in cells:
         paradigm.check_cell(cell, settings)
     items: list[Item] = paradigm.items(settings, experiment.seed)

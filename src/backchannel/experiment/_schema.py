@@ -135,7 +135,14 @@ class Experiment(BaseModel):
     @field_validator("factors")
     @classmethod
     def _levels_not_empty(cls, factors: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        from backchannel.analysis import CONVERSATION_BASE_COLUMNS
+
         for name, levels in factors.items():
+            if name in CONVERSATION_BASE_COLUMNS:
+                raise ValueError(
+                    f"factor name {name!r} is a column of the conversations table; rename it "
+                    f"(reserved: {', '.join(CONVERSATION_BASE_COLUMNS)})"
+                )
             if not levels:
                 raise ValueError(f"factor {name!r} has no levels")
             if len({repr(level) for level in levels}) != len(levels):

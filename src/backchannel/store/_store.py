@@ -11,7 +11,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pandas as pd
 
@@ -41,12 +41,32 @@ class RunStore:
                 "create one with `backchannel run EXPERIMENT.yaml -o DIR`"
             )
         directory.mkdir(parents=True, exist_ok=True)
+        self._lock: IO[str] | None = None
         self._db = sqlite3.connect(path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=10000")
-        migrate(self._db)
+        try:
+            migrate(self._db)
+        except RuntimeError as error:
+            self._db.close()
+            raise RunDirectoryError(f"{directory}: {error}") from None
+
+    def lock(self) -> None:
+        """Hold the run directory for this process; a second `run` on it is refused."""
+        import fcntl
+
+        handle = open(self.directory / ".lock", "w")  # noqa: SIM115 - held until close
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise RunDirectoryError(
+                f"another backchannel process is running in {self.directory}; wait for it to "
+                "finish (or stop it) before running or resuming here"
+            ) from None
+        self._lock = handle
 
     # manifest -----------------------------------------------------------------------------
     def manifest(self) -> dict[str, Any]:
@@ -222,6 +242,9 @@ class RunStore:
 
     def close(self) -> None:
         self._db.close()
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
 
 def _in_conversation_order(frame: pd.DataFrame, order: dict[str, int], *keys: str) -> pd.DataFrame:
