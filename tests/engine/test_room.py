@@ -201,3 +201,26 @@ async def test_postprocess_reshapes_a_turn_and_shown_sets_what_the_room_reads(
     )
     assert asked.value == len(asked.text)
     assert recorder.requests[-1].seed == 42
+
+
+async def test_a_failing_background_call_leaves_the_others_cancellable(
+    recorder: Recorder,
+) -> None:
+    import asyncio
+
+    ctx = context()
+    finished: list[str] = []
+
+    async def boom() -> None:
+        raise RuntimeError("a judge bug")
+
+    async def slow() -> None:
+        await asyncio.sleep(30)
+        finished.append("slow")
+
+    ctx.spawn(boom())
+    slow_task = ctx.spawn(slow())
+    with pytest.raises(RuntimeError, match="a judge bug"):
+        await ctx.drain()
+    await ctx.cancel_background()
+    assert slow_task.cancelled() and finished == []

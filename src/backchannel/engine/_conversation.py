@@ -157,7 +157,8 @@ class ConversationContext:
         """One independent call (no room), stored as an event of the given kind.
 
         `postprocess(event)` may reshape the parsed value or meta before the event is stored;
-        `seed` replaces the per-call seed (e.g. a run-level seed for calls shared by conversations).
+        `seed` replaces the per-call seed and drops the replicate from the cache key, for calls
+        shared by many conversations (a run-level seed: asked once, then answered from the cache).
         """
         event = self.log.reserve(
             kind=kind,
@@ -178,7 +179,8 @@ class ConversationContext:
             critical=critical,
         )
         if seed is not None:
-            request = replace(request, seed=seed)
+            # A call shared by many conversations: same seed, and no replicate in its cache key.
+            request = replace(request, seed=seed, replicate=0)
         event.fill(await self.generate(request))
         if postprocess is not None:
             postprocess(event)
@@ -236,12 +238,21 @@ class ConversationContext:
         return task
 
     async def drain(self) -> None:
-        while self._background:
-            pending, self._background = self._background, []
-            await asyncio.gather(*pending)
+        """Wait for all background work, including work spawned while waiting.
+
+        Tasks stay listed until the end, so that after a failure `cancel_background` can still
+        cancel the ones left running.
+        """
+        index = 0
+        while index < len(self._background):
+            await self._background[index]
+            index += 1
+        self._background.clear()
 
     async def cancel_background(self) -> None:
+        """Stop background work of a conversation that will not be stored."""
         for task in self._background:
-            task.cancel()
+            if not task.done():
+                task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
         self._background.clear()

@@ -267,9 +267,14 @@ class Room:
             )
             for turn, agent in enumerate(agents)
         ]
-        completions = await asyncio.gather(
-            *(self.context.generate(request) for _, request in prepared)
-        )
+        # A task group cancels the other answers of the round if one call fails; the first
+        # failure is re-raised as itself (e.g. BackendUnavailable), not as a group.
+        try:
+            async with asyncio.TaskGroup() as group:
+                calls = [group.create_task(self.context.generate(r)) for _, r in prepared]
+        except BaseExceptionGroup as failures:
+            raise failures.exceptions[0] from None
+        completions = [call.result() for call in calls]
         events = []
         for (event, _), completion in zip(prepared, completions, strict=True):
             self._finish(event, completion, postprocess)
