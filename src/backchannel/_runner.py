@@ -40,12 +40,18 @@ def redact(text: str) -> str:
     except yaml.YAMLError:
         return text
     spans: list[tuple[int, int]] = []
+    seen: set[int] = set()
 
     def visit(node: yaml.Node | None) -> None:
+        if id(node) in seen:  # an alias or merge key reaches the anchored node again
+            return
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode) and key.value in SECRET_KEYS:
-                    spans.append((value.start_mark.index, value.end_mark.index))
+                    start, end = value.start_mark.index, value.end_mark.index
+                    # A block scalar's span runs over its line break into the next line.
+                    spans.append((start, start + len(text[start:end].rstrip())))
                 visit(value)
         elif isinstance(node, yaml.SequenceNode):
             for child in node.value:
