@@ -35,7 +35,7 @@ def test_example_runs_on_sim_and_reports(example: Path, tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     status = runner.invoke(app, ["status", str(run)])
-    assert "2 done, 0 failed" in status.output
+    assert "2 done, 0 incomplete, 0 failed" in status.output
     metrics = runner.invoke(app, ["metrics", str(run), "--json"])
     assert metrics.exit_code == 0, metrics.output
     report = runner.invoke(app, ["report", str(run)])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,13 +29,19 @@ from backchannel.paradigms import CallEstimate
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
 SECRET_KEYS = frozenset({"api_key"})
+# A key commented out (say, when switching to api_key_env) is still the key's bytes.
+_COMMENTED_SECRET = re.compile(
+    r"((?:^|[ \t])#[^\n]*?\b(?:" + "|".join(sorted(SECRET_KEYS)) + r")[\"']?\s*:\s*)[^\n]*",
+    re.MULTILINE,
+)
 # Fields that change no model output: a resumed run may change them (a new base_url after the
 # server moved, a lower max_in_flight after rate limits) without becoming another experiment.
 _TRANSPORT_FIELDS = ("base_url", "api_key_env", "max_in_flight", "timeout_s", "price")
 
 
 def redact(text: str) -> str:
-    """The experiment text with the value of every `api_key` entry removed, in any YAML form."""
+    """The experiment text with the value of every `api_key` entry removed, in any YAML form
+    and in comments."""
     try:
         root = yaml.compose(text)
     except yaml.YAMLError:
@@ -60,7 +67,7 @@ def redact(text: str) -> str:
     visit(root)
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + "<redacted>" + text[end:]
-    return text
+    return _COMMENTED_SECRET.sub(r"\1<redacted>", text)
 
 
 def fingerprint(loaded: LoadedExperiment) -> str:
@@ -179,28 +186,28 @@ async def execute(
     max_active: int,
     on_progress: ProgressCallback | None = None,
 ) -> dict[str, int]:
-    """Run the plan's remaining conversations; returns counts of done and failed ones."""
+    """Run the plan's remaining conversations; returns counts of done, incomplete and failed."""
     loaded = run_plan.loaded
     todo = run_plan.todo
-    counts = {"done": 0, "failed": 0}
+    counts = {"done": 0, "incomplete": 0, "failed": 0}
     total = len(todo)
 
     def on_done(outcome: ConversationOutcome) -> None:
         context = outcome.context
-        events = context.log.events if outcome.status == "done" else []
+        kept = outcome.status != "failed"
         store.commit_conversation(
             outcome.spec,
             outcome.position,
-            events,
+            context.log.events if kept else [],
             context.usage,
             context.meta,
-            labels=context.labels if outcome.status == "done" else (),
+            labels=context.labels if kept else (),
             status=outcome.status,
             error=outcome.error,
         )
         counts[outcome.status] += 1
         if on_progress is not None:
-            on_progress(counts["done"] + counts["failed"], total, client.usage.total())
+            on_progress(sum(counts.values()), total, client.usage.total())
 
     async def start(position: int, spec: ConversationSpec) -> ConversationOutcome:
         return await run_conversation(

@@ -49,11 +49,11 @@ def test_run_then_resume_then_refuse_another_experiment(
     run = tmp_path / "run"
     first = invoke("run", path, "-o", run, "--limit", "1")
     assert first.exit_code == 0, first.stderr
-    assert "stored conversations: 1 done, 0 failed" in first.stdout
+    assert "stored conversations: 1 done, 0 incomplete, 0 failed" in first.stdout
     second = invoke("run", path, "-o", run)
     assert second.exit_code == 0, second.stderr
     assert "resuming: 1 conversations already stored, 1 to run" in second.stderr
-    assert "stored conversations: 2 done, 0 failed" in second.stdout
+    assert "stored conversations: 2 done, 0 incomplete, 0 failed" in second.stdout
     before = stored(run)
     other = write_experiment(discussion_experiment(seed=99), name="other.yaml")
     refused = invoke("run", other, "-o", run)

@@ -36,7 +36,7 @@ def test_a_conversation_is_stored_whole_or_not_at_all(tmp_path: Path) -> None:
         store.commit_conversation(
             spec("two"), 1, [event(0), event(1, channel="side")], UsageMeter(), {}
         )
-    assert store.counts() == {"done": 1, "failed": 0, "events": 2}
+    assert store.counts() == {"done": 1, "incomplete": 0, "failed": 0, "events": 2}
     assert store.finished_ids() == {"all/one/0"}
     store.close()
 
@@ -44,12 +44,12 @@ def test_a_conversation_is_stored_whole_or_not_at_all(tmp_path: Path) -> None:
 def test_a_failed_conversation_is_replaced_when_it_later_succeeds(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run", create=True)
     store.commit_conversation(spec("one"), 0, [], UsageMeter(), {}, status="failed", error="boom")
-    assert store.counts() == {"done": 0, "failed": 1, "events": 0}
+    assert store.counts() == {"done": 0, "incomplete": 0, "failed": 1, "events": 0}
     assert store.finished_ids() == set()
     usage = UsageMeter()
     usage.model("sim").calls = 2
     store.commit_conversation(spec("one"), 0, [event(0), event(1)], usage, {"k": 1})
-    assert store.counts() == {"done": 1, "failed": 0, "events": 2}
+    assert store.counts() == {"done": 1, "incomplete": 0, "failed": 0, "events": 2}
     assert store.usage().total().calls == 2
     conversations = store.tables().conversations
     assert conversations["error"].isna().all()
@@ -88,11 +88,11 @@ def test_resume_runs_only_the_conversations_not_yet_stored(
     path = write_experiment(discussion_experiment(replicates=2))
     directory = tmp_path / "run"
     # Each conversation: 2 agents x 2 rounds turns + 2 agents x 3 checkpoints probes = 10 calls.
-    assert run_plan(path, directory, limit=3) == {"done": 3, "failed": 0, "calls": 30}
-    assert run_plan(path, directory) == {"done": 1, "failed": 0, "calls": 10}
-    assert run_plan(path, directory) == {"done": 0, "failed": 0, "calls": 0}
+    assert run_plan(path, directory, limit=3) == {"done": 3, "incomplete": 0, "failed": 0, "calls": 30}
+    assert run_plan(path, directory) == {"done": 1, "incomplete": 0, "failed": 0, "calls": 10}
+    assert run_plan(path, directory) == {"done": 0, "incomplete": 0, "failed": 0, "calls": 0}
     store = RunStore(directory)
-    assert store.counts() == {"done": 4, "failed": 0, "events": 4 * 11}  # 10 calls + opening
+    assert store.counts() == {"done": 4, "incomplete": 0, "failed": 0, "events": 4 * 11}  # 10 calls + opening
     store.close()
 
 

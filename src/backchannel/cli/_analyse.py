@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 
 from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
@@ -30,8 +32,23 @@ def metrics_command(
     paradigm = paradigm_of(run_tables)
     options = {k: v for k, v in (("judge", judge), ("second_judge", second_judge)) if v}
     figures = paradigm.metrics(run_tables, **options)
-    text = json.dumps(figures, indent=None if as_json else 2, default=_jsonable, allow_nan=True)
+    text = json.dumps(
+        _finite(figures), indent=None if as_json else 2, default=_jsonable, allow_nan=False
+    )
     out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _finite(value: object) -> object:
+    """NaN and infinities become null, so the output is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, np.generic | np.ndarray):
+        return _finite(value.tolist())
+    return value
 
 
 def _jsonable(value: object) -> object:

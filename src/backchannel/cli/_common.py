@@ -67,3 +67,13 @@ def paradigm_of(tables: RunTables) -> Any:
 
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+def describe_counts(counts: dict[str, int]) -> str:
+    return f"{counts['done']} done, {counts['incomplete']} incomplete, {counts['failed']} failed"
+
+
+def print_errors(errors: list[tuple[str, int, str]]) -> None:
+    """The distinct errors of unfinished conversations, with one example each."""
+    for line, count, example in errors:
+        err.print(f"  {count} x {line}  (e.g. {example})", markup=False, highlight=False)

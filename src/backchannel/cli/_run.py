@@ -11,7 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from backchannel.backends import Usage
-from backchannel.cli._common import err, friendly_errors, out
+from backchannel.cli._common import describe_counts, err, friendly_errors, out, print_errors
 from backchannel.experiment import load_experiment
 
 
@@ -110,14 +110,21 @@ def run_command(
         elapsed = time.perf_counter() - started
         usage = client.usage.total()
         stored = store.counts()
+        errors = store.errors()
     finally:
         store.close()
     err.print(
-        f"finished {counts['done']} conversations ({counts['failed']} failed) in {elapsed:.1f} s; "
-        + _usage_line(usage)
+        f"finished {counts['done']} conversations ({counts['incomplete']} incomplete, "
+        f"{counts['failed']} failed) in {elapsed:.1f} s; " + _usage_line(usage)
     )
     out.print(f"results: {output.resolve()}")
-    out.print(f"  stored conversations: {stored['done']} done, {stored['failed']} failed")
+    out.print(f"  stored conversations: {describe_counts(stored)}")
     out.print(f"  next: backchannel report {output}  |  backchannel export {output} -o DIR")
-    if counts["failed"]:
+    if counts["incomplete"] or counts["failed"]:
+        print_errors(errors)
+        err.print(
+            "incomplete conversations keep their events; failed ones keep only the error. "
+            "Run the same command again to retry both (answers already received come from the "
+            "cache)."
+        )
         raise typer.Exit(1)

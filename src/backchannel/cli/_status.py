@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from backchannel.cli._common import friendly_errors, out
+from backchannel.cli._common import describe_counts, err, friendly_errors, out, print_errors
 
 
 @friendly_errors
@@ -20,13 +20,14 @@ def status_command(
     store = RunStore(run)
     try:
         manifest, counts, usage = store.manifest(), store.counts(), store.usage()
+        errors = store.errors()
     finally:
         store.close()
     out.print(f"run {manifest.get('run_id')} ({manifest.get('paradigm')}) in {run}")
-    out.print(
-        f"conversations: {counts['done']} done, {counts['failed']} failed; "
-        f"events: {counts['events']}"
-    )
+    out.print(f"conversations: {describe_counts(counts)}; events: {counts['events']}")
+    if errors:
+        err.print("errors of unfinished conversations (rerun the same command to retry them):")
+        print_errors(errors)
     total = usage.total()
     out.print(
         f"calls {total.calls}  prompt tokens {total.prompt_tokens}  completion tokens "

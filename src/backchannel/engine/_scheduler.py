@@ -20,7 +20,9 @@ from backchannel.errors import BackendUnavailable
 
 @dataclass
 class ConversationOutcome:
-    """A finished conversation: its context (events, usage, meta) and whether it failed."""
+    """A finished conversation: its context (events, usage, meta) and its status: `done`,
+    `incomplete` (some calls failed after retries; stored, retried on resume) or `failed` (the
+    protocol raised; nothing but the error is stored)."""
 
     spec: ConversationSpec
     position: int
@@ -50,8 +52,15 @@ async def run_conversation(
         raise
     except Exception as error:
         await context.cancel_background()
-        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        detail = "".join(traceback.format_exception(error)).strip()
         return ConversationOutcome(spec, position, context, "failed", detail)
+    failed_calls = [e for e in context.log.events if e.status == "error"]
+    if failed_calls:
+        # Calls that failed after every retry (timeouts, server errors) are kept as data, but
+        # the conversation is incomplete: a rerun retries it, replaying its answers from cache.
+        first = failed_calls[0].meta.get("error", "a call failed")
+        detail = f"{len(failed_calls)} call(s) failed after retries; first: {first}"
+        return ConversationOutcome(spec, position, context, "incomplete", detail)
     return ConversationOutcome(spec, position, context, "done")
 
 

@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS conversations (
     item_id TEXT NOT NULL,
     replicate INTEGER NOT NULL,
     seed INTEGER NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+    status TEXT NOT NULL CHECK (status IN ('done', 'incomplete', 'failed')),
     error TEXT,
     meta TEXT NOT NULL,
     position INTEGER NOT NULL,

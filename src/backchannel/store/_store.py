@@ -190,12 +190,28 @@ class RunStore:
         return len(rows)
 
     def counts(self) -> dict[str, int]:
-        done, failed = self._db.execute(
-            "SELECT COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'failed'), 0) "
-            "FROM conversations"
+        done, incomplete, failed = self._db.execute(
+            "SELECT COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'incomplete'), 0), "
+            "COALESCE(SUM(status = 'failed'), 0) FROM conversations"
         ).fetchone()
         events = self._db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
-        return {"done": int(done), "failed": int(failed), "events": int(events)}
+        return {
+            "done": int(done),
+            "incomplete": int(incomplete),
+            "failed": int(failed),
+            "events": int(events),
+        }
+
+    def errors(self, limit: int = 5) -> list[tuple[str, int, str]]:
+        """Distinct errors of unfinished conversations: (last line, how many, one example id)."""
+        rows = self._db.execute(
+            "SELECT conversation_id, error FROM conversations "
+            "WHERE status != 'done' AND error IS NOT NULL ORDER BY position"
+        ).fetchall()
+        grouped: dict[str, list[str]] = {}
+        for conversation_id, error in rows:
+            grouped.setdefault(error.strip().splitlines()[-1], []).append(conversation_id)
+        return [(line, len(ids), ids[0]) for line, ids in list(grouped.items())[:limit]]
 
     def usage(self) -> UsageMeter:
         meter = UsageMeter()
