@@ -3,6 +3,7 @@ way the SDK's `ChatCompletion` model does, without the SDK's per-call transform 
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import openai
@@ -155,3 +156,33 @@ def test_reading_by_hand() -> None:
 def test_an_answer_without_choices_is_a_transient_error(data: Any) -> None:
     with pytest.raises(TransientBackendError, match="returned no choices"):
         _completion(data, "http://e/v1", 0.0)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# What the SDK's default httpx transport made of each failure: a dropped connection and a refused
+# one are connection errors (APIConnectionError), a slow answer is a timeout (APITimeoutError).
+FAILURES = [
+    ([("disconnect",)], None, True),
+    ([("delay", 1.0)], None, False),
+    ([], f"http://127.0.0.1:{_closed_port()}/v1", True),
+]
+
+
+@pytest.mark.parametrize(("faults", "base_url", "connection"), FAILURES)
+async def test_failures_keep_their_kind_on_the_aiohttp_transport(
+    faults: list[Any], base_url: str | None, connection: bool
+) -> None:
+    async with FakeOpenAIServer(faults=faults) as server:
+        backend = OpenAIBackend(base_url=base_url or server.base_url, api_key="k", timeout_s=0.2)
+        try:
+            with pytest.raises(TransientBackendError) as raised:
+                await backend.generate(_request())
+        finally:
+            await backend.aclose()
+    assert raised.value.connection is connection
+    assert ("cannot connect" in str(raised.value)) is connection
