@@ -154,3 +154,41 @@ def test_the_api_key_is_never_stored_exported_or_reported(
     database = (run / "run.sqlite").read_bytes()
     assert b"BC_KEY" in database  # the variable's name is kept
     assert b"api_key: <redacted>" in database  # the literal key's place in config_as_passed
+
+
+def test_calls_failing_after_retries_leave_conversations_incomplete_until_a_rerun(
+    write_experiment: WriteExperiment,
+    tmp_path: Path,
+    threaded_server: Callable[..., ThreadedServer],
+) -> None:
+    # QUICK_RETRY allows 1 retry, so each failing call takes two 503s. The first 4 requests fail:
+    # the first two calls of the run end as error events; everything after succeeds.
+    server = threaded_server(faults=[("status", 503)] * 4)
+    data = http_experiment(server.base_url, api_key_env="BC_KEY")
+    data["settings"]["questions"] = data["settings"]["questions"][:1]
+    path = write_experiment(data)
+    run = tmp_path / "run"
+    first = invoke("run", path, "-o", run, "--concurrency", "1", env={"BC_KEY": "sk-x"})
+    assert first.exit_code == 1, first.output
+    assert "0 done, 1 incomplete, 0 failed" in first.stdout
+    assert "2 call(s) failed after retries" in first.stderr
+    status = invoke("status", run)
+    assert "0 done, 1 incomplete, 0 failed" in status.stdout
+    errors = stored_events(run)
+    assert sum(status == "error" for status in errors) == 2
+    second = invoke("run", path, "-o", run, "--concurrency", "1", env={"BC_KEY": "sk-x"})
+    assert second.exit_code == 0, second.output
+    assert "1 done, 0 incomplete, 0 failed" in second.stdout
+    assert all(status == "ok" for status in stored_events(run))
+
+
+def stored_events(run: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(run / "run.sqlite") as db:
+        return [
+            row[0]
+            for row in db.execute(
+                "SELECT status FROM events WHERE kind != 'message' OR name != 'opening'"
+            )
+        ]
