@@ -11,6 +11,7 @@ import numpy as np
 import typer
 
 from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
+from backchannel.errors import RunDirectoryError
 
 
 @friendly_errors
@@ -74,6 +75,8 @@ def report_command(
     from backchannel.backends import SMALL_MODEL_WARNING
     from backchannel.report import Report
 
+    if output is not None and output.exists() and not output.is_dir():
+        raise RunDirectoryError(f"{output} is a file; pass a directory with -o")
     run_tables = load_tables(run, None)
     paradigm = paradigm_of(run_tables)
     options = {"judge": judge} if judge else {}
