@@ -307,3 +307,17 @@ def test_a_file_as_the_run_directory_is_one_clear_error(
     assert isinstance(result.exception, SystemExit)  # not an unexpected exception
     assert result.stderr.strip() == f"error: {target} is a file; pass a directory with -o"
     assert target.read_text() == "mine"
+
+
+def test_report_to_a_file_is_one_clear_error(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    assert invoke("run", write_experiment(), "-o", run, "--limit", "1").exit_code == 0
+    target = tmp_path / "report.html"
+    target.write_text("mine")
+    result = invoke("report", run, "-o", target)
+    assert result.exit_code == 2
+    assert isinstance(result.exception, SystemExit)  # not an unexpected exception
+    assert result.stderr.strip() == f"error: {target} is a file; pass a directory with -o"
+    assert target.read_text() == "mine"
