@@ -21,6 +21,7 @@ from backchannel.backends import (
     ResponseCache,
     Usage,
     build_client,
+    resolve_routes,
 )
 from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
 from backchannel.errors import RunDirectoryError
@@ -216,6 +217,18 @@ async def execute(
 
     await schedule(todo, start, on_done, max_active=max_active)
     return counts
+
+
+def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
+    """Raise ConfigError for a model that cannot be served (unknown sim, missing model file,
+    missing key), before anything is written."""
+    experiment = run_plan.loaded.experiment
+    resolve_routes(
+        run_plan.models,
+        endpoints=[e.to_settings() for e in experiment.endpoints],
+        local=experiment.local.to_settings(),
+        max_in_flight=concurrency,
+    )
 
 
 def make_client(

@@ -16,6 +16,7 @@ from backchannel.backends._registry import (
     LocalSettings,
     build_client,
     check_model,
+    resolve_routes,
     split_model,
 )
 from backchannel.backends._retry import RetryPolicy
@@ -67,6 +68,7 @@ __all__ = [
     "gbnf_grammar",
     "parse",
     "register_sim",
+    "resolve_routes",
     "scripted_answer",
     "split_model",
     "unregister_sim",

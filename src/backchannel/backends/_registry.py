@@ -6,8 +6,9 @@ Providers are imported lazily, so an optional SDK is only needed when its models
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -88,6 +89,85 @@ def _api_key(endpoint: EndpointSettings) -> str | None:
     return os.environ.get("OPENAI_API_KEY")
 
 
+@dataclass(frozen=True, slots=True)
+class _RouteSpec:
+    """How one model is served, checked but not yet built (no client, no server started)."""
+
+    key: tuple[str, ...]
+    build: Callable[[], Backend]
+    limit: int | None
+    retried: bool
+    price: Price
+
+
+def resolve_routes(
+    models: Iterable[str],
+    *,
+    endpoints: Sequence[EndpointSettings] = (),
+    local: LocalSettings = LocalSettings(),
+    max_in_flight: int | None = None,
+) -> dict[str, _RouteSpec]:
+    """Check every model's provider, endpoint, key and model file; raise ConfigError early.
+
+    Builds nothing, so a command can check its models before it writes anything.
+    """
+    specs: dict[str, _RouteSpec] = {}
+    for model in sorted(set(models)):
+        provider, name = split_model(model)
+        if provider == "sim":
+            from backchannel.backends._sim import SimBackend
+
+            try:
+                SimBackend(name)
+            except ValueError as error:
+                raise ConfigError(str(error)) from error
+            specs[model] = _RouteSpec(
+                ("sim", name), functools.partial(SimBackend, name), None, False, Price()
+            )
+        elif provider == "local":
+            from backchannel.backends._local import LocalBackend, resolve_model_path
+
+            path = resolve_model_path(name)
+            specs[model] = _RouteSpec(
+                ("local", str(path)),
+                functools.partial(
+                    LocalBackend,
+                    path,
+                    parallel=local.parallel,
+                    context_per_slot=local.context_per_slot,
+                    threads=local.threads,
+                ),
+                max_in_flight or local.max_in_flight or local.parallel,
+                True,
+                Price(),
+            )
+        else:
+            from backchannel.backends._openai import OpenAIBackend
+
+            endpoint = _endpoint_for(model, endpoints)
+            base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL")
+            api_key = _api_key(endpoint)
+            if base_url is None and not api_key:
+                raise ConfigError(
+                    f"{model} would go to the hosted OpenAI API but no key is set; export "
+                    "OPENAI_API_KEY, or give the endpoint a base_url for a local server"
+                )
+            specs[model] = _RouteSpec(
+                ("openai", base_url or "", api_key or "", endpoint.constrained),
+                functools.partial(
+                    OpenAIBackend,
+                    base_url=base_url,
+                    api_key=api_key,
+                    timeout_s=endpoint.timeout_s,
+                    constrained=endpoint.constrained,
+                ),
+                max_in_flight or endpoint.max_in_flight,
+                True,
+                endpoint.price,
+            )
+    return specs
+
+
 def build_client(
     models: Iterable[str],
     *,
@@ -101,55 +181,12 @@ def build_client(
     """One wrapped backend per endpoint (shared by every model it serves), one route per model."""
     stacks: dict[tuple[str, ...], Backend] = {}
     routes: dict[str, Route] = {}
-    for model in sorted(set(models)):
-        provider, name = split_model(model)
-        price = Price()
-        if provider == "sim":
-            from backchannel.backends._sim import SimBackend
-
-            key: tuple[str, ...] = ("sim", name)
-            if key not in stacks:
-                try:
-                    stacks[key] = _wrap(SimBackend(name), cache, None, None)
-                except ValueError as error:
-                    raise ConfigError(str(error)) from error
-        elif provider == "local":
-            from backchannel.backends._local import LocalBackend, resolve_model_path
-
-            path = resolve_model_path(name)
-            key = ("local", str(path))
-            if key not in stacks:
-                raw = LocalBackend(
-                    path,
-                    parallel=local.parallel,
-                    context_per_slot=local.context_per_slot,
-                    threads=local.threads,
-                )
-                limit = max_in_flight or local.max_in_flight or local.parallel
-                stacks[key] = _wrap(raw, cache, PriorityLimiter(limit), retry)
-        else:
-            from backchannel.backends._openai import OpenAIBackend
-
-            endpoint = _endpoint_for(model, endpoints)
-            base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL")
-            api_key = _api_key(endpoint)
-            if base_url is None and not api_key:
-                raise ConfigError(
-                    f"{model} would go to the hosted OpenAI API but no key is set; export "
-                    "OPENAI_API_KEY, or give the endpoint a base_url for a local server"
-                )
-            key = ("openai", base_url or "", api_key or "", endpoint.constrained)
-            if key not in stacks:
-                raw_openai = OpenAIBackend(
-                    base_url=base_url,
-                    api_key=api_key,
-                    timeout_s=endpoint.timeout_s,
-                    constrained=endpoint.constrained,
-                )
-                limit = max_in_flight or endpoint.max_in_flight
-                stacks[key] = _wrap(raw_openai, cache, PriorityLimiter(limit), retry)
-            price = endpoint.price
-        routes[model] = Route(stacks[key], price)
+    specs = resolve_routes(models, endpoints=endpoints, local=local, max_in_flight=max_in_flight)
+    for model, spec in specs.items():
+        if spec.key not in stacks:
+            limiter = PriorityLimiter(spec.limit) if spec.limit is not None else None
+            stacks[spec.key] = _wrap(spec.build(), cache, limiter, retry if spec.retried else None)
+        routes[model] = Route(stacks[spec.key], spec.price)
     return LLMClient(routes, max_reasks=max_reasks)
 
 

@@ -63,6 +63,7 @@ def run_command(
     warning = _runner.small_model_warning(run_plan.models)
     if warning:
         err.print(f"[yellow]note:[/] {warning}")
+    _runner.check_models(run_plan, concurrency=concurrency)
     store = _runner.open_run_directory(output, loaded)
     try:
         run_plan.done = store.finished_ids()
