@@ -178,3 +178,13 @@ async def test_builtin_sim_honours_every_constraint() -> None:
         req = Request("sim", (Message("user", f"question {index}"),), constraint=constraint)
         completion = await client.generate(req)
         assert completion.status == "ok" and completion.attempts == 1, constraint
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Not true.", "Verdict: it is not manipulated", "The answer isn't true", "never endorse"],
+)
+def test_a_label_named_only_to_be_denied_is_a_parse_failure(text: str) -> None:
+    labels = LabelSet(("true", "manipulated", "endorse", "reject"))
+    result = parse(text, labels)
+    assert not result.ok and "negated" in (result.error or "")

@@ -54,6 +54,11 @@ def _strip_decoration(text: str) -> str:
     return text.strip().strip("*_`\"'.!:;()[]{} ").strip()
 
 
+# "not true", "isn't manipulated", "never endorse", "no reject": a verdict that names a label
+# only to deny it is unreadable, not that label.
+_NEGATION = r"(?:\bnot|n't|\bnever|\bno)\s+"
+
+
 def parse_label(text: str, constraint: LabelSet) -> ParseResult:
     by_lower = {label.lower(): label for label in constraint.labels}
     bare = _strip_decoration(text).lower()
@@ -65,6 +70,13 @@ def parse_label(text: str, constraint: LabelSet) -> ParseResult:
         for lower, label in by_lower.items()
         if re.search(r"(?<![\w-])" + re.escape(lower) + r"(?![\w-])", final)
     }
+    negated = {
+        label
+        for lower, label in by_lower.items()
+        if re.search(_NEGATION + r"(?:\w+\s+)?" + re.escape(lower) + r"(?![\w-])", final)
+    }
+    if negated:
+        return ParseResult(error="a negated label in the final line: " + ", ".join(sorted(negated)))
     if len(found) == 1:
         return ParseResult(found.pop())
     if not found:
