@@ -35,7 +35,9 @@ def test_dry_run_estimate_equals_the_calls_a_sim_run_makes(
     assert ran.exit_code == 0, ran.stderr
     status = invoke("status", run)
     assert status.exit_code == 0, status.stderr
-    assert "conversations: 8 done, 0 incomplete, 0 failed; events: 148" in status.stdout  # + 8 openings
+    assert (
+        "conversations: 8 done, 0 incomplete, 0 failed; events: 148" in status.stdout
+    )  # + 8 openings
     assert number_after("calls", status.stdout) == 140
     assert number_after("re-asks", status.stdout) == 0
     assert number_after("parse failures", status.stdout) == 0

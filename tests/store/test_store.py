@@ -88,11 +88,21 @@ def test_resume_runs_only_the_conversations_not_yet_stored(
     path = write_experiment(discussion_experiment(replicates=2))
     directory = tmp_path / "run"
     # Each conversation: 2 agents x 2 rounds turns + 2 agents x 3 checkpoints probes = 10 calls.
-    assert run_plan(path, directory, limit=3) == {"done": 3, "incomplete": 0, "failed": 0, "calls": 30}
+    assert run_plan(path, directory, limit=3) == {
+        "done": 3,
+        "incomplete": 0,
+        "failed": 0,
+        "calls": 30,
+    }
     assert run_plan(path, directory) == {"done": 1, "incomplete": 0, "failed": 0, "calls": 10}
     assert run_plan(path, directory) == {"done": 0, "incomplete": 0, "failed": 0, "calls": 0}
     store = RunStore(directory)
-    assert store.counts() == {"done": 4, "incomplete": 0, "failed": 0, "events": 4 * 11}  # 10 calls + opening
+    assert store.counts() == {
+        "done": 4,
+        "incomplete": 0,
+        "failed": 0,
+        "events": 4 * 11,
+    }  # 10 calls + opening
     store.close()
 
 
