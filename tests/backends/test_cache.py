@@ -103,3 +103,19 @@ async def test_cached_client_replays_without_calling_the_backend(tmp_path: Path)
         cache.close()
     finally:
         unregister_sim("cache-counter")
+
+
+def test_the_constrained_decoding_mode_is_part_of_an_openai_endpoint_cache_key(
+    tmp_path: Path,
+) -> None:
+    """The same URL with json_schema or none sends different bodies: separate cache entries."""
+    from backchannel.backends import EndpointSettings, resolve_routes
+
+    identities = {
+        mode: resolve_routes(
+            ["openai/m"],
+            endpoints=[EndpointSettings(base_url="http://127.0.0.1:1/v1", constrained=mode)],
+        )["openai/m"].cache_identity
+        for mode in ("json_schema", "grammar", "none")
+    }
+    assert len(set(identities.values())) == 3

@@ -192,3 +192,13 @@ def stored_events(run: Path) -> list[str]:
                 "SELECT status FROM events WHERE kind != 'message' OR name != 'opening'"
             )
         ]
+
+
+def test_a_model_that_cannot_be_served_is_refused_before_anything_is_written(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    result = invoke("run", write_experiment(), "-o", run, "--model", "sim/no-such-script")
+    assert result.exit_code == 2
+    assert "unknown scripted backend sim/no-such-script" in result.stderr
+    assert not run.exists()

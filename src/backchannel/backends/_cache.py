@@ -104,16 +104,19 @@ class ResponseCache:
 class CachedBackend:
     """Answers from the cache when it can; stores every successful answer otherwise."""
 
-    def __init__(self, inner: Backend, cache: ResponseCache) -> None:
+    def __init__(self, inner: Backend, cache: ResponseCache, identity: str | None = None) -> None:
+        """`identity` names the endpoint in cache keys when its URL alone does not say how
+        requests are sent (e.g. the constrained-decoding mode changes the request body)."""
         self._inner = inner
         self._cache = cache
+        self._identity = identity
 
     @property
     def endpoint(self) -> str:
         return self._inner.endpoint
 
     async def generate(self, request: Request) -> RawCompletion:
-        key = cache_key(request, self._inner.endpoint)
+        key = cache_key(request, self._identity or self._inner.endpoint)
         hit = self._cache.get(key)
         if hit is not None:
             return hit

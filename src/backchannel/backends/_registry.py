@@ -98,6 +98,7 @@ class _RouteSpec:
     limit: int | None
     retried: bool
     price: Price
+    cache_identity: str | None = None
 
 
 def resolve_routes(
@@ -164,6 +165,7 @@ def resolve_routes(
                 max_in_flight or endpoint.max_in_flight,
                 True,
                 endpoint.price,
+                cache_identity=f"{base_url or 'openai'}|constrained={endpoint.constrained}",
             )
     return specs
 
@@ -195,6 +197,7 @@ def _wrap(
     cache: ResponseCache | None,
     limiter: PriorityLimiter | None,
     retry: RetryPolicy | None,
+    cache_identity: str | None = None,
 ) -> Backend:
     backend: Backend = raw
     if retry is not None:
@@ -202,5 +205,5 @@ def _wrap(
     if limiter is not None:
         backend = LimitedBackend(backend, limiter)
     if cache is not None:
-        backend = CachedBackend(backend, cache)
+        backend = CachedBackend(backend, cache, cache_identity)
     return backend
