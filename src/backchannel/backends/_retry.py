@@ -24,11 +24,12 @@ class RetryPolicy:
             raise ValueError("retry settings must not be negative")
 
     def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
-        """Full jitter within the exponential cap, but never sooner than the server asked."""
+        """Full jitter within the exponential cap, but never sooner than the server asked, up to
+        `max_delay_s` (a Retry-After of an hour must not stall a run for an hour)."""
         cap = min(self.max_delay_s, self.base_delay_s * (2**retry))
         jittered = rng.uniform(0, cap)
         if retry_after is not None:
-            return max(retry_after, jittered)
+            return max(min(retry_after, self.max_delay_s), jittered)
         return jittered
 
 

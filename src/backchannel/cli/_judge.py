@@ -97,6 +97,7 @@ def judge_command(
         cache.close()
     store = RunStore(run)
     try:
+        store.lock()
         stored = store.add_labels(name, rows)
     finally:
         store.close()

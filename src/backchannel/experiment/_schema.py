@@ -60,9 +60,14 @@ class LocalConfig(BaseModel):
     parallel: int = Field(4, ge=1, description="Parallel slots (requests decoded together).")
     context_per_slot: int = Field(4096, ge=256, description="Context length of each slot.")
     threads: int | None = Field(None, ge=1, description="CPU threads; default all cores but one.")
+    max_in_flight: int | None = Field(
+        None,
+        ge=1,
+        description="In-flight requests; default the slots, so the client admits turns first.",
+    )
 
     def to_settings(self) -> LocalSettings:
-        return LocalSettings(self.parallel, self.context_per_slot, self.threads)
+        return LocalSettings(self.parallel, self.context_per_slot, self.threads, self.max_in_flight)
 
 
 class RetryConfig(BaseModel):
