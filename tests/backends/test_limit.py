@@ -67,12 +67,12 @@ def test_limit_must_be_positive() -> None:
         PriorityLimiter(0)
 
 
-def test_retry_after_is_honoured_up_to_the_maximum_delay() -> None:
+def test_retry_after_is_honoured_up_to_its_maximum() -> None:
     import random
 
     from backchannel.backends import RetryPolicy
 
-    policy = RetryPolicy(max_retries=3, base_delay_s=0.0, max_delay_s=30.0)
+    policy = RetryPolicy(max_retries=3, base_delay_s=0.0, max_delay_s=1.0, max_retry_after_s=60.0)
     rng = random.Random(0)
     assert policy.delay(0, 2.5, rng) == 2.5  # jitter cap is 0: exactly what the server asked
-    assert policy.delay(0, 3600.0, rng) == 30.0  # an hour is capped at max_delay_s
+    assert policy.delay(0, 3600.0, rng) == 60.0  # an hour is capped at max_retry_after_s

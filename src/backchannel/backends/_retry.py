@@ -18,18 +18,19 @@ class RetryPolicy:
     max_retries: int = 6
     base_delay_s: float = 0.5
     max_delay_s: float = 30.0
+    max_retry_after_s: float = 300.0
 
     def __post_init__(self) -> None:
-        if self.max_retries < 0 or self.base_delay_s < 0 or self.max_delay_s < 0:
+        if min(self.max_retries, self.base_delay_s, self.max_delay_s, self.max_retry_after_s) < 0:
             raise ValueError("retry settings must not be negative")
 
     def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
         """Full jitter within the exponential cap, but never sooner than the server asked, up to
-        `max_delay_s` (a Retry-After of an hour must not stall a run for an hour)."""
+        `max_retry_after_s` (a Retry-After of an hour must not stall a run for an hour)."""
         cap = min(self.max_delay_s, self.base_delay_s * (2**retry))
         jittered = rng.uniform(0, cap)
         if retry_after is not None:
-            return max(min(retry_after, self.max_delay_s), jittered)
+            return max(min(retry_after, self.max_retry_after_s), jittered)
         return jittered
 
 

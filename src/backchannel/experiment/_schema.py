@@ -77,9 +77,14 @@ class RetryConfig(BaseModel):
     max_retries: int = Field(6, ge=0)
     base_delay_s: float = Field(0.5, ge=0)
     max_delay_s: float = Field(30.0, ge=0)
+    max_retry_after_s: float = Field(
+        300.0, ge=0, description="Longest server-requested wait (Retry-After) honoured."
+    )
 
     def to_policy(self) -> RetryPolicy:
-        return RetryPolicy(self.max_retries, self.base_delay_s, self.max_delay_s)
+        return RetryPolicy(
+            self.max_retries, self.base_delay_s, self.max_delay_s, self.max_retry_after_s
+        )
 
 
 class ReplicateRule(BaseModel):
