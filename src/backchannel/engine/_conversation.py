@@ -135,6 +135,44 @@ class ConversationContext:
     async def generate(self, request: Request) -> Completion:
         return await self.client.generate(request, self.usage)
 
+    def prepare(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        *,
+        kind: str,
+        name: str,
+        round: int,
+        turn: int | None,
+        agent: str,
+        role: str,
+        channel: Channel,
+        settings: GenerationSettings,
+        constraint: OutputConstraint | None,
+        critical: bool,
+        meta: dict[str, Any] | None,
+    ) -> tuple[Event, Request]:
+        """Reserve the event of a model call now (its place in the order) and build its request."""
+        event = self.log.reserve(
+            kind=kind,
+            name=name,
+            round=round,
+            turn=turn,
+            agent=agent,
+            role=role,
+            channel=channel,
+            meta=meta,
+        )
+        request = self.request(
+            model,
+            messages,
+            seq=event.seq,
+            settings=settings,
+            constraint=constraint,
+            critical=critical,
+        )
+        return event, request
+
     async def ask(
         self,
         model: str,
@@ -160,7 +198,9 @@ class ConversationContext:
         `seed` replaces the per-call seed and drops the replicate from the cache key, for calls
         shared by many conversations (a run-level seed: asked once, then answered from the cache).
         """
-        event = self.log.reserve(
+        event, request = self.prepare(
+            model,
+            messages,
             kind=kind,
             name=name,
             round=round,
@@ -168,15 +208,10 @@ class ConversationContext:
             agent=agent,
             role=role,
             channel=channel,
-            meta=meta,
-        )
-        request = self.request(
-            model,
-            messages,
-            seq=event.seq,
             settings=settings or GenerationSettings(),
             constraint=constraint,
             critical=critical,
+            meta=meta,
         )
         if seed is not None:
             # A call shared by many conversations: same seed, and no replicate in its cache key.

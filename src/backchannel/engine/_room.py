@@ -11,7 +11,13 @@ import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from backchannel.backends import Completion, GenerationSettings, Message, OutputConstraint
+from backchannel.backends import (
+    Completion,
+    GenerationSettings,
+    Message,
+    OutputConstraint,
+    Request,
+)
 from backchannel.engine._agent import Agent
 from backchannel.engine._conversation import Postprocess
 from backchannel.engine._events import Event
@@ -170,12 +176,14 @@ class Room:
         constraint: OutputConstraint | None,
         name: str,
         meta: dict[str, Any] | None,
-    ) -> tuple[Event, Any]:
+    ) -> tuple[Event, Request]:
         messages = self.prompt(agent, instruction, completed_rounds=round - 1)
         extra = dict(meta or {})
         if audience is not None:
             extra["audience"] = sorted(audience)
-        event = self.context.log.reserve(
+        return self.context.prepare(
+            agent.model,
+            messages,
             kind="message",
             name=name,
             round=round,
@@ -183,17 +191,11 @@ class Room:
             agent=agent.name,
             role=agent.role,
             channel="public",
-            meta=extra,
-        )
-        request = self.context.request(
-            agent.model,
-            messages,
-            seq=event.seq,
             settings=agent.settings,
             constraint=constraint,
             critical=True,
+            meta=extra,
         )
-        return event, request
 
     def _finish(
         self, event: Event, completion: Completion, postprocess: Postprocess | None
@@ -309,7 +311,9 @@ class Room:
             full_history=full_history,
             completed_rounds=checkpoint,
         )
-        event = self.context.log.reserve(
+        event, request = self.context.prepare(
+            agent.model,
+            messages,
             kind=kind,
             name=name,
             round=checkpoint,
@@ -317,15 +321,10 @@ class Room:
             agent=agent.name,
             role=agent.role,
             channel="private",
-            meta=meta,
-        )
-        request = self.context.request(
-            agent.model,
-            messages,
-            seq=event.seq,
             settings=settings,
             constraint=constraint,
             critical=False,
+            meta=meta,
         )
 
         async def call() -> Event:
