@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -188,3 +189,23 @@ def test_a_label_named_only_to_be_denied_is_a_parse_failure(text: str) -> None:
     labels = LabelSet(("true", "manipulated", "endorse", "reject"))
     result = parse(text, labels)
     assert not result.ok and "negated" in (result.error or "")
+
+
+async def test_an_empty_free_text_answer_is_re_asked_and_then_a_parse_failure(
+    script: list[Request],
+) -> None:
+    answers = iter(["  ", "Hello, group."])
+
+    def answer(req: Request) -> str:
+        script.append(req)
+        return next(answers, "")
+
+    register_sim(SIM, answer)
+    client = build_client([f"sim/{SIM}"], max_reasks=1)
+    free = Request(f"sim/{SIM}", (Message("user", "Speak."),))
+    completion = await client.generate(free)
+    assert (completion.status, completion.text, completion.attempts) == ("ok", "Hello, group.", 2)
+    assert "empty answer" in script[1].messages[-1].content
+    # Both attempts empty: stored as a parse failure, never as an ok empty message.
+    completion = await client.generate(replace(free, seed=1))
+    assert (completion.status, completion.error) == ("parse_failure", "empty answer")

@@ -8,12 +8,13 @@ retries. Accounting and parsing sit on top, so every re-ask is its own cached ca
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from backchannel.backends._base import Backend
 from backchannel.backends._constraints import format_instruction, parse, reask_instruction
 from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
-from backchannel.backends._types import Completion, Message, Request
-from backchannel.backends._usage import Price, UsageMeter
+from backchannel.backends._types import Completion, Message, RawCompletion, Request, Status
+from backchannel.backends._usage import Price, Usage, UsageMeter
 from backchannel.errors import BackendUnavailable
 
 
@@ -42,8 +43,9 @@ class LLMClient:
     async def generate(self, request: Request, meter: UsageMeter | None = None) -> Completion:
         """Ask, parse, re-ask on unreadable answers; failures come back as data, not exceptions.
 
-        A constraint adds one format sentence to the last user message. Raises BackendUnavailable
-        only when the endpoint cannot serve anything (unreachable, refused key, unknown model).
+        A constraint adds one format sentence to the last user message. An empty answer is
+        unreadable too. Raises BackendUnavailable only when the endpoint cannot serve anything
+        (unreachable, refused key, unknown model).
         """
         route = self.route(request.model)
         meters = [self.usage.model(request.model)]
@@ -55,120 +57,56 @@ class LLMClient:
             messages[-1] = Message(
                 last.role, f"{last.content}\n\n{format_instruction(request.constraint)}"
             )
-        prompt_tokens = completion_tokens = retries = 0
-        latency = 0.0
-        all_cached = True
+        tally = _Tally(request.model)
         text, error = "", "no answer"
         for attempt in range(self._max_reasks + 1):
+            tally.attempts = attempt + 1
             attempt_request = replace(request, messages=tuple(messages), attempt=attempt)
             try:
                 raw = await route.backend.generate(attempt_request)
             except TransientBackendError as failure:
                 retried = getattr(failure, "retries", 0)
-                for m in meters:
-                    m.calls += 1
-                    m.retries += retried
-                    m.failures += 1
+                _count(meters, calls=1, retries=retried, failures=1)
                 if failure.connection:
                     raise BackendUnavailable(
                         f"{failure}: the server is unreachable after {retried} retries; start it "
                         "or fix the endpoint's base_url (or OPENAI_BASE_URL)"
                     ) from failure
-                return Completion(
-                    text="",
-                    value=None,
-                    status="error",
-                    model=request.model,
-                    error=str(failure),
-                    attempts=attempt + 1,
-                    retries=retries + retried,
-                    latency_s=latency,
-                    prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens,
-                )
+                tally.retries += retried
+                return tally.completion("", None, "error", str(failure), cached=False)
             except RequestRejected as failure:
-                for m in meters:
-                    m.calls += 1
-                    m.failures += 1
-                return Completion(
-                    text="",
-                    value=None,
-                    status="error",
-                    model=request.model,
-                    error=str(failure),
-                    attempts=attempt + 1,
-                    retries=retries,
-                    latency_s=latency,
-                    prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens,
-                )
+                _count(meters, calls=1, failures=1)
+                return tally.completion("", None, "error", str(failure), cached=False)
             except FatalBackendError as failure:
                 raise BackendUnavailable(str(failure)) from failure
-            cost = route.price.cost(raw.prompt_tokens, raw.completion_tokens)
-            for m in meters:
-                m.calls += 1
-                m.cache_hits += int(raw.cached)
-                m.prompt_tokens += raw.prompt_tokens
-                m.completion_tokens += raw.completion_tokens
-                m.retries += raw.retries
-                m.reasks += int(attempt > 0)
-                m.cost += 0.0 if raw.cached else cost
-            prompt_tokens += raw.prompt_tokens
-            completion_tokens += raw.completion_tokens
-            retries += raw.retries
-            latency += raw.latency_s
-            all_cached = all_cached and raw.cached
+            cost = 0.0 if raw.cached else route.price.cost(raw.prompt_tokens, raw.completion_tokens)
+            _count(
+                meters,
+                calls=1,
+                cache_hits=int(raw.cached),
+                prompt_tokens=raw.prompt_tokens,
+                completion_tokens=raw.completion_tokens,
+                retries=raw.retries,
+                reasks=int(attempt > 0),
+                cost=cost,
+            )
+            tally.add(raw)
             text = raw.text
             if raw.finish_reason == "content_filter":
-                return Completion(
-                    text=text,
-                    value=None,
-                    status="refusal",
-                    model=request.model,
-                    error="the server's content filter stopped the answer",
-                    attempts=attempt + 1,
-                    retries=retries,
-                    latency_s=latency,
-                    prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens,
-                    cached=all_cached,
+                return tally.completion(
+                    text, None, "refusal", "the server's content filter stopped the answer"
                 )
             parsed = parse(text, request.constraint)
             if parsed.ok:
-                return Completion(
-                    text=text,
-                    value=parsed.value,
-                    status="ok",
-                    model=request.model,
-                    attempts=attempt + 1,
-                    retries=retries,
-                    latency_s=latency,
-                    prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens,
-                    cached=all_cached,
-                )
+                return tally.completion(text, parsed.value, "ok")
             error = parsed.error or "unreadable answer"
-            assert request.constraint is not None
             messages = [
                 *messages,
                 Message("assistant", text),
                 Message("user", reask_instruction(request.constraint, error)),
             ]
-        for m in meters:
-            m.parse_failures += 1
-        return Completion(
-            text=text,
-            value=None,
-            status="parse_failure",
-            model=request.model,
-            error=error,
-            attempts=self._max_reasks + 1,
-            retries=retries,
-            latency_s=latency,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cached=all_cached,
-        )
+        _count(meters, parse_failures=1)
+        return tally.completion(text, None, "parse_failure", error)
 
     async def aclose(self) -> None:
         closed: set[int] = set()
@@ -176,3 +114,52 @@ class LLMClient:
             if id(route.backend) not in closed:
                 closed.add(id(route.backend))
                 await route.backend.aclose()
+
+
+@dataclass
+class _Tally:
+    """What the attempts of one call add up to."""
+
+    model: str
+    attempts: int = 1
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+    latency_s: float = 0.0
+    cached: bool = True
+
+    def add(self, raw: RawCompletion) -> None:
+        self.prompt_tokens += raw.prompt_tokens
+        self.completion_tokens += raw.completion_tokens
+        self.retries += raw.retries
+        self.latency_s += raw.latency_s
+        self.cached = self.cached and raw.cached
+
+    def completion(
+        self,
+        text: str,
+        value: Any,
+        status: Status,
+        error: str | None = None,
+        *,
+        cached: bool | None = None,
+    ) -> Completion:
+        return Completion(
+            text=text,
+            value=value,
+            status=status,
+            model=self.model,
+            error=error,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            latency_s=self.latency_s,
+            cached=self.cached if cached is None else cached,
+            attempts=self.attempts,
+            retries=self.retries,
+        )
+
+
+def _count(meters: list[Usage], **increments: float) -> None:
+    for meter in meters:
+        for name, amount in increments.items():
+            setattr(meter, name, getattr(meter, name) + amount)

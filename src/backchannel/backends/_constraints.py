@@ -37,8 +37,10 @@ def format_instruction(constraint: OutputConstraint) -> str:
     return f"Reply with {constraint.describe()}, and nothing else."
 
 
-def reask_instruction(constraint: OutputConstraint, error: str) -> str:
+def reask_instruction(constraint: OutputConstraint | None, error: str) -> str:
     """The follow-up message after an unreadable answer."""
+    if constraint is None:
+        return f"Your answer could not be read ({error}). Please answer again."
     return (
         f"Your answer could not be read ({error}). "
         f"Reply with {constraint.describe()}, and nothing else."
@@ -158,7 +160,7 @@ def parse_json(text: str, constraint: JsonSchema) -> ParseResult:
 def parse(text: str, constraint: OutputConstraint | None) -> ParseResult:
     """Parse an answer under its constraint; free text is always ok and has no parsed value."""
     if constraint is None:
-        return ParseResult(None)
+        return ParseResult(None) if text.strip() else ParseResult(error="empty answer")
     if isinstance(constraint, LabelSet):
         return parse_label(text, constraint)
     if isinstance(constraint, IntRange):

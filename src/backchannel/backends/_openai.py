@@ -43,12 +43,16 @@ def _completion(data: object, endpoint: str, latency: float) -> RawCompletion:
     choice = choices[0]
     message = choice.get("message") or {}
     usage = data.get("usage") or {}
+    finish_reason = choice.get("finish_reason") or "stop"
+    if message.get("refusal"):
+        # The model declined through the API's refusal field: a refusal, not an empty answer.
+        finish_reason = "content_filter"
     return RawCompletion(
-        text=message.get("content") or "",
+        text=message.get("content") or message.get("refusal") or "",
         prompt_tokens=usage.get("prompt_tokens") or 0,
         completion_tokens=usage.get("completion_tokens") or 0,
         latency_s=latency,
-        finish_reason=choice.get("finish_reason") or "stop",
+        finish_reason=finish_reason,
     )
 
 
