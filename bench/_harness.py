@@ -171,8 +171,8 @@ def run_backchannel(
         cache.close()
     finally:
         store.close()
-    if counts["failed"]:
-        raise RuntimeError(f"{counts['failed']} conversations failed in the benchmark run")
+    if counts["failed"] or counts["incomplete"]:
+        raise RuntimeError(f"conversations not completed in the benchmark run: {counts}")
     usage = client.usage.total()
     if usage.failures or usage.parse_failures:
         raise RuntimeError(f"calls failed in the benchmark run: {usage}")
@@ -416,19 +416,47 @@ def record_calls(experiment: Path, run_directory: Path, model: str) -> list[list
     return conversations
 
 
+# What `chat.completions.create` asks of the SDK's request machinery (bearer-token auth only).
+_POST_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
+
+
+def _post_body(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body `create(**arguments)` sends, keys in the order it writes them."""
+    keys = ("model", "messages", "max_tokens", "seed", "temperature", "top_p")
+    return {key: arguments[key] for key in keys if key in arguments}
+
+
 async def replay_conversation(
-    client: Any, calls: Sequence[SentCall], semaphore: asyncio.Semaphore | None = None
+    client: Any,
+    calls: Sequence[SentCall],
+    semaphore: asyncio.Semaphore | None = None,
+    *,
+    post: bool = False,
 ) -> int:
     """Send one conversation's recorded calls with the bare SDK: turns one after another, each
-    probe as a task started where the engine started it; returns the calls made."""
+    probe as a task started where the engine started it; returns the calls made.
+
+    `post` sends each call with the SDK's generic `client.post` (the body `create` would send,
+    decoded JSON back) instead of `chat.completions.create`.
+    """
+
+    async def once(arguments: dict[str, Any]) -> str:
+        if post:
+            data = await client.post(
+                "/chat/completions",
+                body=_post_body(arguments),
+                cast_to=object,
+                options=_POST_OPTIONS,
+            )
+            return str(data["choices"][0]["message"]["content"] or "")
+        response = await client.chat.completions.create(**arguments)
+        return str(response.choices[0].message.content or "")
 
     async def send(arguments: dict[str, Any]) -> str:
         if semaphore is None:
-            response = await client.chat.completions.create(**arguments)
-        else:
-            async with semaphore:
-                response = await client.chat.completions.create(**arguments)
-        return str(response.choices[0].message.content or "")
+            return await once(arguments)
+        async with semaphore:
+            return await once(arguments)
 
     probes: list[asyncio.Task[str]] = []
     for call in calls:
@@ -444,10 +472,12 @@ async def replay_concurrent(
     client: Any,
     conversations: Sequence[Sequence[SentCall]],
     semaphore: asyncio.Semaphore | None = None,
+    *,
+    post: bool = False,
 ) -> int:
     """Every recorded conversation at once on one AsyncOpenAI client."""
     done = await asyncio.gather(
-        *(replay_conversation(client, calls, semaphore) for calls in conversations)
+        *(replay_conversation(client, calls, semaphore, post=post) for calls in conversations)
     )
     return sum(done)
 

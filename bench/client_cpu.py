@@ -5,7 +5,12 @@ is the client's alone. Both sides make the same discussion call pattern, all con
 once; backchannel goes through the real runner (engine, cache, store), the baseline through one
 `AsyncOpenAI` client sending exactly the requests backchannel sent (recorded in an untimed run:
 same messages, temperature, top_p, max_tokens and seed, so the fake server's answers are the
-same too). Run: python bench/client_cpu.py [--quick]
+same too). The ratio compares backchannel with the bare SDK as it is usually called
+(`chat.completions.create` on the default httpx transport). Two more SDK rows split that
+difference: `create` on the SDK's aiohttp transport, and the SDK's generic `post` of the same
+body on the aiohttp transport (how backchannel's OpenAI backend sends a call), so backchannel's
+row minus the last is what the framework itself (engine, scheduler, cache, store) costs.
+Run: python bench/client_cpu.py [--quick]
 """
 
 from __future__ import annotations
@@ -48,6 +53,10 @@ class Result:
     backchannel: Measured
     sdk_limited: Measured
     sdk_unlimited: Measured
+    sdk_aiohttp: Measured
+    """`create` on the SDK's aiohttp transport, 64 in flight."""
+    sdk_aiohttp_post: Measured
+    """The SDK's `post` of the same body on the aiohttp transport, 64 in flight."""
 
     @property
     def sdk(self) -> Measured:
@@ -59,12 +68,24 @@ class Result:
         return self.backchannel.cpu_ms_per_call / self.sdk.cpu_ms_per_call
 
 
-def _sdk_run(base_url: str, calls: list[list[SentCall]], limit: int | None) -> Measured:
+def _sdk_run(
+    base_url: str,
+    calls: list[list[SentCall]],
+    limit: int | None,
+    *,
+    aiohttp: bool = False,
+    post: bool = False,
+) -> Measured:
     async def go() -> int:
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0)
+        client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key="not-needed",
+            max_retries=0,
+            http_client=openai.DefaultAioHttpClient() if aiohttp else None,
+        )
         semaphore = asyncio.Semaphore(limit) if limit is not None else None
         try:
-            return await replay_concurrent(client, calls, semaphore)
+            return await replay_concurrent(client, calls, semaphore, post=post)
         finally:
             await client.close()
 
@@ -79,9 +100,16 @@ def run(workload: Workload, *, repeats: int = 2) -> Result:
     """Alternate backchannel and SDK runs against one server; keep each side's lowest CPU/call.
 
     An untimed backchannel run first records the calls the SDK side replays. Backchannel runs
-    with 64 calls in flight; the SDK both under a semaphore of 64 and unlimited.
+    with 64 calls in flight; the SDK's `create` on httpx both under a semaphore of 64 and
+    unlimited, then `create` and `post` on the aiohttp transport under a semaphore of 64.
     """
-    best: dict[str, Measured | None] = {"bc": None, "limited": None, "unlimited": None}
+    best: dict[str, Measured | None] = {
+        "bc": None,
+        "limited": None,
+        "unlimited": None,
+        "aiohttp": None,
+        "aiohttp_post": None,
+    }
     with FakeServerProcess(latency=0.0, slots=64) as server, temporary_directory() as root:
         warm_up_sdk(server.base_url)
         recorded = write_experiment(root, workload, model=MODEL, base_url=server.base_url)
@@ -100,9 +128,17 @@ def run(workload: Workload, *, repeats: int = 2) -> Result:
             best["limited"] = _lower(best["limited"], limited)
             unlimited = _sdk_run(server.base_url, calls, None)
             best["unlimited"] = _lower(best["unlimited"], unlimited)
-    bc_best, limited_best, unlimited_best = best["bc"], best["limited"], best["unlimited"]
-    assert bc_best is not None and limited_best is not None and unlimited_best is not None
-    return Result(workload, bc_best, limited_best, unlimited_best)
+            on_aiohttp = _sdk_run(server.base_url, calls, IN_FLIGHT, aiohttp=True)
+            best["aiohttp"] = _lower(best["aiohttp"], on_aiohttp)
+            posted = _sdk_run(server.base_url, calls, IN_FLIGHT, aiohttp=True, post=True)
+            best["aiohttp_post"] = _lower(best["aiohttp_post"], posted)
+    kept = [best[key] for key in ("bc", "limited", "unlimited", "aiohttp", "aiohttp_post")]
+    measured = [m for m in kept if m is not None]
+    assert len(measured) == len(kept)
+    for m in measured:
+        if m.calls != workload.calls:
+            raise RuntimeError(f"a side made {m.calls} calls, expected {workload.calls}")
+    return Result(workload, *measured)
 
 
 def main(argv: list[str] | None = None) -> Result:
@@ -121,6 +157,14 @@ def main(argv: list[str] | None = None) -> Result:
         (f"backchannel (runner, cache, store), {IN_FLIGHT} in flight", result.backchannel),
         (f"bare openai SDK, same requests, {IN_FLIGHT} in flight", result.sdk_limited),
         ("bare openai SDK, same requests, no limit", result.sdk_unlimited),
+        (
+            f"bare SDK create() on its aiohttp transport, {IN_FLIGHT} in flight",
+            result.sdk_aiohttp,
+        ),
+        (
+            f"bare SDK post() of the same body on aiohttp, {IN_FLIGHT} in flight",
+            result.sdk_aiohttp_post,
+        ),
     ]
     print(
         table(
@@ -128,7 +172,12 @@ def main(argv: list[str] | None = None) -> Result:
             [(name, m.calls, m.wall_s, m.cpu_s, m.cpu_ms_per_call) for name, m in rows],
         )
     )
-    print(f"ratio backchannel / SDK CPU per call (the cheaper SDK row): {result.ratio:.2f}")
+    print(
+        "ratio backchannel / SDK CPU per call (the cheaper create() row on the default "
+        f"transport): {result.ratio:.2f}"
+    )
+    framework = result.backchannel.cpu_ms_per_call - result.sdk_aiohttp_post.cpu_ms_per_call
+    print(f"backchannel minus the bare post() on aiohttp: {framework:+.3f} ms per call")
     return result
 
 

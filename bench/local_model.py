@@ -4,8 +4,11 @@ concurrent requests to the same kind of llama.cpp server.
 Backchannel runs a discussion workload on `local/smollm2` through the real runner, and records
 every request it sends. The baseline then starts a llama.cpp server the same way
 (`LocalBackend(...).start()`, same slots and threads) and sends exactly those requests (same
-messages, max_tokens, temperature and seed) all at once with the bare `openai` SDK: no
-dependencies between calls, so it is the server's own throughput. Run:
+messages, max_tokens, temperature, top_p and seed) with the bare `openai` SDK, with no
+dependencies between calls: once all at once, and once (on another fresh server) with at most
+as many in flight as the server has slots. Sending all at once is not the server's best: the
+queued requests reuse less of the slots' prompt cache (llama.cpp reports more prompt tokens
+evaluated), so the ratio is taken against the faster of the two raw runs. Run:
 python bench/local_model.py [--quick]
 """
 
@@ -91,9 +94,21 @@ class Result:
     parallel: int
     backchannel: Side
     raw: Side
+    """The same requests all at once."""
+    raw_bounded: Side
+    """The same requests, at most `parallel` in flight."""
+
+    @property
+    def best_raw(self) -> Side:
+        return max(self.raw, self.raw_bounded, key=lambda side: side.calls_per_s)
 
     @property
     def ratio(self) -> float:
+        """Backchannel's calls per second over the faster raw run's."""
+        return self.backchannel.calls_per_s / self.best_raw.calls_per_s
+
+    @property
+    def ratio_all_at_once(self) -> float:
         return self.backchannel.calls_per_s / self.raw.calls_per_s
 
 
@@ -130,10 +145,13 @@ def _backchannel(
     return Side(measured, recorder.completion_tokens), recorder.requests
 
 
-async def _raw_requests(base_url: str, requests: list[Request]) -> tuple[int, int]:
+async def _raw_requests(
+    base_url: str, requests: list[Request], limit: int | None = None
+) -> tuple[int, int]:
     client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0)
+    semaphore = asyncio.Semaphore(limit) if limit is not None else None
 
-    async def one(request: Request) -> int:
+    async def send(request: Request) -> int:
         response = await client.chat.completions.create(
             model="smollm2",
             messages=[m.as_dict() for m in request.messages],
@@ -144,6 +162,12 @@ async def _raw_requests(base_url: str, requests: list[Request]) -> tuple[int, in
         )
         return response.usage.completion_tokens if response.usage else 0
 
+    async def one(request: Request) -> int:
+        if semaphore is None:
+            return await send(request)
+        async with semaphore:
+            return await send(request)
+
     try:
         tokens = await asyncio.gather(*(one(r) for r in requests))
     finally:
@@ -151,14 +175,15 @@ async def _raw_requests(base_url: str, requests: list[Request]) -> tuple[int, in
     return len(tokens), sum(tokens)
 
 
-def _raw(requests: list[Request], parallel: int) -> Side:
-    """Start the server, make one warm-up call, then time the replay of `requests`."""
+def _raw(requests: list[Request], parallel: int, limit: int | None) -> Side:
+    """Start a fresh server (empty prompt cache, as backchannel's was), make one warm-up call,
+    then time the replay of `requests` with at most `limit` in flight (None: all at once)."""
     backend = LocalBackend(resolve_model_path("smollm2"), parallel=parallel)
     base_url = backend.start()
     try:
         asyncio.run(_raw_requests(base_url, [WARM_UP]))
         wall, cpu = time.perf_counter(), time.process_time()
-        calls, tokens = asyncio.run(_raw_requests(base_url, requests))
+        calls, tokens = asyncio.run(_raw_requests(base_url, requests, limit))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     finally:
         asyncio.run(backend.aclose())
@@ -166,11 +191,17 @@ def _raw(requests: list[Request], parallel: int) -> Side:
 
 
 def run(workload: Workload, *, parallel: int = 4, concurrency: int | None = None) -> Result:
-    """Backchannel first, then the raw replay of the requests it sent (both after a warm-up)."""
+    """Backchannel first, then the raw replays of the requests it sent (each after a warm-up)."""
     with temporary_directory() as root:
         side, requests = _backchannel(workload, parallel, root, concurrency)
-    raw = _raw(requests, parallel)
-    return Result(workload, parallel, side, raw)
+    if len(requests) != workload.calls:
+        raise RuntimeError(f"backchannel sent {len(requests)} requests, expected {workload.calls}")
+    raw = _raw(requests, parallel, None)
+    raw_bounded = _raw(requests, parallel, parallel)
+    for name, measured in (("all at once", raw), ("bounded", raw_bounded)):
+        if measured.measured.calls != workload.calls:
+            raise RuntimeError(f"raw {name}: {measured.measured.calls} calls")
+    return Result(workload, parallel, side, raw, raw_bounded)
 
 
 def main(argv: list[str] | None = None) -> Result:
@@ -181,7 +212,7 @@ def main(argv: list[str] | None = None) -> Result:
         "--concurrency",
         type=int,
         default=None,
-        help="backchannel's in-flight calls (default: the local backend's, 4 x slots)",
+        help="backchannel's in-flight calls (default: the local backend's, = the slots)",
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -201,6 +232,7 @@ def main(argv: list[str] | None = None) -> Result:
     rows = [
         ("backchannel discussion run", result.backchannel),
         ("raw: same requests at once, bare SDK", result.raw),
+        (f"raw: same requests, {args.parallel} in flight (= slots), bare SDK", result.raw_bounded),
     ]
     print(
         table(
@@ -219,7 +251,10 @@ def main(argv: list[str] | None = None) -> Result:
         )
     )
     verdict = "meets" if result.ratio >= TARGET else "misses"
-    print(f"ratio backchannel / raw calls per second: {result.ratio:.3f} ({verdict} {TARGET})")
+    print(
+        f"ratio backchannel / faster raw run, calls per second: {result.ratio:.3f} "
+        f"({verdict} {TARGET}); against the all-at-once run: {result.ratio_all_at_once:.3f}"
+    )
     return result
 
 

@@ -103,9 +103,11 @@ def run(workload: Workload, *, repeats: int = 1) -> Result:
             store = _runner.open_run_directory(root / f"nocache{repeat}", loaded)
             client = build_client(no_cache.models, cache=None)
             wall, cpu = time.perf_counter(), time.process_time()
-            asyncio.run(_runner.execute(no_cache, store, client=client, max_active=256))
+            counts = asyncio.run(_runner.execute(no_cache, store, client=client, max_active=256))
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             store.close()
+            if counts["done"] != workload.conversations:
+                raise RuntimeError(f"runner without cache: {counts}")
             keep("runner: store + sim (no cache)", Measured(wall, cpu, client.usage.total().calls))
             keep(
                 "engine + sim (no cache, no store)",
