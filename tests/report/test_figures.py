@@ -103,3 +103,15 @@ def test_helpers_leave_pyplot_state_alone() -> None:
     before = plt.get_fignums()
     stacked_bars(pd.DataFrame({"m": ["a"], "v": [1.0]}), "m", ["v"], title="t", ylabel="s")
     assert plt.get_fignums() == before
+
+
+def test_non_negative_shares_start_at_zero_and_all_zero_data_has_a_readable_scale() -> None:
+    from backchannel.report import bar_with_intervals, line_over_rounds
+
+    zeros = pd.DataFrame({"k": [0, 1], "fpi": [0.0, 0.0], "low": [0.0, 0.0], "high": [0.0, 0.0]})
+    bars = bar_with_intervals(zeros, "k", "fpi", "low", "high", title="t", ylabel="share")
+    assert bars.axes[0].get_ylim() == (0.0, 1.0)
+    rising = pd.DataFrame({"checkpoint": [0, 1, 2], "infection": [0.0, 0.2, 0.4]})
+    line = line_over_rounds(rising, "checkpoint", "infection", None, title="t", ylabel="share")
+    low, high = line.axes[0].get_ylim()
+    assert low == 0.0 and high >= 0.4

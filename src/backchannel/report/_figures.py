@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -25,6 +26,15 @@ PALETTE = (
     "#F0E442",
     "#000000",
 )
+
+
+def _floor_at_zero(ax: Axes, *columns: pd.Series) -> None:
+    """Non-negative data (shares, counts) start the axis at 0, and all-zero data still shows a
+    readable scale instead of one centred on zero."""
+    values = pd.concat([pd.to_numeric(c, errors="coerce") for c in columns]).dropna()
+    if len(values) and (values >= 0).all():
+        top = float(values.max())
+        ax.set_ylim(bottom=0, top=None if top > 0 else 1)
 
 
 def _new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
@@ -93,6 +103,7 @@ def bar_with_intervals(
             error_kw={"elinewidth": 1.1, "ecolor": "#333333"},
         )
     ax.set_xticks(range(len(categories)), [str(c) for c in categories])
+    _floor_at_zero(ax, frame[y], frame[low], frame[high])
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -140,6 +151,8 @@ def line_over_rounds(
             )
     if pd.api.types.is_integer_dtype(frame[x]):
         ax.set_xticks(sorted(pd.unique(frame[x])))
+    bands = [frame[c] for c in (band_low, band_high) if c is not None]
+    _floor_at_zero(ax, frame[y], *bands)
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
