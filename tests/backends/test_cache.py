@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from backchannel.backends import (
     GenerationSettings,
     IntRange,
@@ -119,3 +121,13 @@ def test_the_constrained_decoding_mode_is_part_of_an_openai_endpoint_cache_key(
         for mode in ("json_schema", "grammar", "none")
     }
     assert len(set(identities.values())) == 3
+
+
+def test_a_model_no_listed_endpoint_matches_is_a_config_error() -> None:
+    from backchannel.backends import EndpointSettings, resolve_routes
+    from backchannel.errors import ConfigError
+
+    endpoints = [EndpointSettings(models="openai/llama-*", base_url="http://127.0.0.1:1/v1")]
+    assert resolve_routes(["openai/llama-3"], endpoints=endpoints)
+    with pytest.raises(ConfigError, match=r"no endpoint serves openai/qwen.*'openai/llama-\*'"):
+        resolve_routes(["openai/qwen"], endpoints=endpoints)

@@ -69,9 +69,20 @@ def check_model(model: str) -> None:
 
 
 def _endpoint_for(model: str, endpoints: Sequence[EndpointSettings]) -> EndpointSettings:
+    """The first endpoint whose glob matches; with no endpoints, the SDK's environment defaults.
+
+    When endpoints are listed, a model none of them matches is an error rather than a silent
+    detour to OPENAI_BASE_URL or the hosted API.
+    """
     for endpoint in endpoints:
         if fnmatch.fnmatchcase(model, endpoint.models):
             return endpoint
+    if endpoints:
+        patterns = ", ".join(repr(e.models) for e in endpoints)
+        raise ConfigError(
+            f"no endpoint serves {model} (endpoints match {patterns}); add an endpoint whose "
+            f"`models` glob matches it, e.g. models: \"openai/*\""
+        )
     return EndpointSettings()
 
 
