@@ -81,7 +81,7 @@ def _endpoint_for(model: str, endpoints: Sequence[EndpointSettings]) -> Endpoint
         patterns = ", ".join(repr(e.models) for e in endpoints)
         raise ConfigError(
             f"no endpoint serves {model} (endpoints match {patterns}); add an endpoint whose "
-            f"`models` glob matches it, e.g. models: \"openai/*\""
+            f'`models` glob matches it, e.g. models: "openai/*"'
         )
     return EndpointSettings()
 
