@@ -110,3 +110,19 @@ def test_export_to_a_file_is_one_clear_error(
     assert isinstance(result.exception, SystemExit)  # not an unexpected exception
     assert result.stderr.strip() == f"error: {target} is a file; pass a directory with -o"
     assert target.read_text() == "mine"
+
+
+def test_csv_tables_give_factor_columns_back_their_declared_levels(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    """A text level "1" stays "1" and a number 2 stays 2 after a CSV round trip."""
+    from backchannel.analysis import RunTables
+
+    data = discussion_experiment(factors={"model": ["sim"], "variant": ["1", 2, True]})
+    run, out = tmp_path / "run", tmp_path / "csv"
+    assert invoke("run", write_experiment(data), "-o", run, "--limit", "6").exit_code == 0
+    assert invoke("export", run, "-o", out, "--format", "csv").exit_code == 0
+    variants = RunTables.from_directory(out).conversations["variant"].tolist()
+    assert variants[0] == "1" and isinstance(variants[0], str)
+    assert any(v == 2 and type(v) is int for v in variants)
+    assert any(v is True for v in variants)

@@ -104,25 +104,34 @@ class RunTables:
     @classmethod
     def from_directory(cls, directory: Path) -> RunTables:
         """Read tables exported by `backchannel export` (Parquet or CSV)."""
+        manifest_path = directory / "manifest.json"
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+        levels: dict[str, list[Any]] = (manifest.get("config_resolved") or {}).get("factors") or {}
         frames: dict[str, pd.DataFrame] = {}
         for name in ("events", "labels", "conversations"):
             parquet, csv = directory / f"{name}.parquet", directory / f"{name}.csv"
             if parquet.exists():
                 frames[name] = pd.read_parquet(parquet)
             elif csv.exists():
-                frame = pd.read_csv(
-                    csv, keep_default_na=False, na_values=[""], dtype=_STRING_DTYPES[name]
-                )
+                dtypes = dict(_STRING_DTYPES[name])
+                if name == "conversations":
+                    dtypes.update(dict.fromkeys(levels, str))
+                frame = pd.read_csv(csv, keep_default_na=False, na_values=[""], dtype=dtypes)
                 text = [c for c in _TEXT_NOT_NULL[name] if c in frame.columns]
                 frame[text] = frame[text].astype(object).fillna("")
+                if name == "conversations":
+                    # CSV has no types: give factor columns back the levels the file declared
+                    # (a level "1" stays the text "1", a level 1 the number 1).
+                    for factor, declared in levels.items():
+                        if factor in frame.columns:
+                            by_text = {_csv_text(level): level for level in declared}
+                            frame[factor] = frame[factor].map(lambda v, m=by_text: m.get(v, v))
                 frames[name] = frame
             else:
                 raise FileNotFoundError(
                     f"{directory} has no {name}.parquet or {name}.csv; "
                     "write it with `backchannel export RUN -o DIR`"
                 )
-        manifest_path = directory / "manifest.json"
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
         return cls(frames["events"], frames["labels"], frames["conversations"], manifest)
 
     @classmethod
@@ -132,6 +141,11 @@ class RunTables:
             pd.DataFrame(columns=LABEL_COLUMNS),
             pd.DataFrame(columns=CONVERSATION_BASE_COLUMNS),
         )
+
+
+def _csv_text(level: Any) -> str:
+    """How pandas writes a factor level into a CSV cell."""
+    return str(level)
 
 
 def _decode(text: Any) -> Any:
