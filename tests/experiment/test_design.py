@@ -81,3 +81,11 @@ def test_replicates_by_naming_an_unknown_factor_is_a_config_error(
     )
     with pytest.raises(ConfigError, match=r"replicates_by\.0\.when names unknown factors"):
         load_experiment(write_experiment(data))
+
+
+def test_exclude_and_replicates_by_tell_true_from_1() -> None:
+    from backchannel.experiment._schema import same_level
+
+    cells = expand_cells({"variant": [1, True]}, [{"variant": 1}])
+    assert cells == [{"variant": True}]
+    assert same_level(True, True) and not same_level(True, 1) and same_level(2, 2)

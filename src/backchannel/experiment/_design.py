@@ -9,6 +9,7 @@ from typing import Any
 from backchannel.engine import ConversationSpec, Item
 from backchannel.errors import ConfigError
 from backchannel.experiment._load import LoadedExperiment
+from backchannel.experiment._schema import same_level
 from backchannel.seeding import derive_seed
 
 
@@ -35,7 +36,9 @@ def expand_cells(
         dict(zip(names, levels, strict=True)) for levels in itertools.product(*factors.values())
     ]
     return [
-        c for c in cells if not any(all(c[k] == v for k, v in rule.items()) for rule in exclude)
+        c
+        for c in cells
+        if not any(all(same_level(c[k], v) for k, v in rule.items()) for rule in exclude)
     ]
 
 

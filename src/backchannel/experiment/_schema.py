@@ -87,6 +87,11 @@ class RetryConfig(BaseModel):
         )
 
 
+def same_level(a: Any, b: Any) -> bool:
+    """Levels match when equal and both or neither are booleans (YAML's true is not 1)."""
+    return a == b and isinstance(a, bool) == isinstance(b, bool)
+
+
 class ReplicateRule(BaseModel):
     """A different number of replicates for the cells whose levels match `when`."""
 
@@ -127,7 +132,7 @@ class Experiment(BaseModel):
     def replicates_for(self, cell: dict[str, Any]) -> int:
         """The replicate count of one cell: the first matching rule, else `replicates`."""
         for rule in self.replicates_by:
-            if all(cell.get(name) == level for name, level in rule.when.items()):
+            if all(same_level(cell.get(name), level) for name, level in rule.when.items()):
                 return rule.replicates
         return self.replicates
 
