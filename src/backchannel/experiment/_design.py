@@ -55,9 +55,23 @@ def expand(loaded: LoadedExperiment) -> list[ConversationSpec]:
                 f'{cell_key(cell)!r} (levels like 1 and "1" read the same); '
                 "make the levels distinct"
             )
+    known = paradigm.known_factors
+    if known is not None:
+        for name in experiment.factors:
+            if name not in known:
+                raise ConfigError(
+                    f"{loaded.path}: factors.{name}: the {paradigm.name} paradigm does not read a "
+                    f"factor of this name; its factors are {', '.join(sorted(known))}"
+                )
     for cell in cells:
-        paradigm.check_cell(cell, settings)
-    items: list[Item] = paradigm.items(settings, experiment.seed)
+        try:
+            paradigm.check_cell(cell, settings)
+        except ConfigError as error:
+            raise ConfigError(f"{loaded.path}: factors: {error}") from None
+    try:
+        items: list[Item] = paradigm.items(settings, experiment.seed)
+    except (ValueError, OSError) as error:  # a malformed dataset row, a missing data file
+        raise ConfigError(f"{loaded.path}: settings: {error}") from None
     if experiment.items_limit is not None:
         items = items[: experiment.items_limit]
     if not items:

@@ -121,6 +121,10 @@ def load_experiment(path: Path, *, model_override: str | None = None) -> LoadedE
         raise ConfigError(f"{path}: paradigm: {error}") from None
     try:
         settings = paradigm.Settings.model_validate(experiment.settings)
+        if model_override is not None:
+            # Defaults the file left out (a paradigm's default model) are overridden too.
+            filled = override_models(settings.model_dump(mode="json"), model_override)
+            settings = paradigm.Settings.model_validate(filled)
     except ValidationError as error:
         raise ConfigError(_format_errors(path, error, ("settings",))) from None
     return LoadedExperiment(path, text, experiment, paradigm, settings)

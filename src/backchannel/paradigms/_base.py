@@ -36,6 +36,8 @@ class Paradigm(ABC):
     name: ClassVar[str]
     Settings: ClassVar[type[BaseModel]]
     prompt_package: ClassVar[str | None] = None
+    known_factors: ClassVar[frozenset[str] | None] = None
+    """Factor names the paradigm reads; others are a config error. None: `check_cell` decides."""
 
     @abstractmethod
     def items(self, settings: Any, seed: int) -> list[Item]:

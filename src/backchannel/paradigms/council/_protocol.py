@@ -81,6 +81,7 @@ class Council(Paradigm):
 
     name = "council"
     Settings = CouncilSettings
+    known_factors = frozenset({"pool", "delphi"})
     prompt_package = PROMPT_PACKAGE
 
     def items(self, settings: Any, seed: int) -> list[Item]:

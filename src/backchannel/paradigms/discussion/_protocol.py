@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings
 from backchannel.engine import Agent, ConversationContext, Item
+from backchannel.errors import ConfigError
 from backchannel.paradigms._base import CallEstimate, Paradigm
 from backchannel.paradigms.discussion._metrics import discussion_metrics
 from backchannel.paradigms.discussion._personas import roster
@@ -26,6 +28,29 @@ class Discussion(Paradigm):
 
     def items(self, settings: Any, seed: int) -> list[Item]:
         return [Item(q.id, {"question": q.question}) for q in settings.questions]
+
+    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
+        """`model` and `agents` vary by cell; other factors are kept as labels of the cells,
+        unless they name a setting (set those under settings:) or look like a misspelling."""
+        read = ("model", "agents")
+        fields = set(DiscussionSettings.model_fields)
+        for name in cell:
+            if name in read:
+                continue
+            if name in fields:
+                raise ConfigError(
+                    f"{name} does not vary by cell in the discussion paradigm; set it under "
+                    f"settings: (factors it reads: {', '.join(read)})"
+                )
+            close = difflib.get_close_matches(name, [*read, *fields], n=1, cutoff=0.75)
+            if close:
+                raise ConfigError(
+                    f"factor {name!r} is not read by the discussion paradigm; did you mean "
+                    f"{close[0]!r}? (other factor names are kept as labels of the cells)"
+                )
+        agents = cell.get("agents", settings.agents)
+        if not isinstance(agents, int) or isinstance(agents, bool) or not 1 <= agents <= 10:
+            raise ConfigError(f"agents must be a whole number from 1 to 10, got {agents!r}")
 
     def _model(self, cell: dict[str, Any], settings: DiscussionSettings) -> str:
         return str(cell.get("model", settings.model))

@@ -83,6 +83,7 @@ class PeerPressure(Paradigm):
 
     name = "peer_pressure"
     Settings = PeerPressureSettings
+    known_factors = frozenset({"model", "dataset", "k", "n_agents"})
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
 
     def templates(self) -> dict[str, str]:
