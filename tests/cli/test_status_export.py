@@ -82,3 +82,29 @@ def test_export_writes_tables_that_metrics_can_read(
     assert from_tables.stdout == from_run.stdout
     bad = invoke("export", run, "-o", tmp_path / "x", "--format", "xlsx")
     assert bad.exit_code == 2
+
+
+def test_status_shows_answers_paid_for_by_conversations_not_yet_stored(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    run = tmp_path / "run"
+    assert invoke("run", write_experiment(), "-o", run, "--limit", "1").exit_code == 0
+    # A killed run leaves answers in the cache that no stored conversation accounts for.
+    with sqlite3.connect(run / "cache.sqlite") as db:
+        db.execute("INSERT INTO responses VALUES ('k', 'sim', 'x', 100, 7, 'stop', 0)")
+    status = invoke("status", run)
+    assert "response cache: 11 answers" in status.stdout
+
+
+def test_metrics_with_a_judge_the_run_does_not_have_is_a_clear_error(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    assert invoke("run", write_experiment(), "-o", run, "--limit", "1").exit_code == 0
+    result = invoke("metrics", run, "--judge", "nosuch")
+    assert result.exit_code == 2
+    assert "--judge nosuch: no labels of that judge in the run" in result.stderr
+    judged = invoke("judge", run, "--judge", "rule", "--as", "r")
+    assert judged.exit_code == 2 and "labels the factual answers" in judged.stderr

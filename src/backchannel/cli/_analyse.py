@@ -10,8 +10,9 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from backchannel.analysis import RunTables
 from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
-from backchannel.errors import RunDirectoryError
+from backchannel.errors import ConfigError, RunDirectoryError
 
 
 @friendly_errors
@@ -32,11 +33,24 @@ def metrics_command(
     run_tables = load_tables(run, tables)
     paradigm = paradigm_of(run_tables)
     options = {k: v for k, v in (("judge", judge), ("second_judge", second_judge)) if v}
+    check_judges(run_tables, options)
     figures = paradigm.metrics(run_tables, **options)
     text = json.dumps(
         _finite(figures), indent=None if as_json else 2, default=_jsonable, allow_nan=False
     )
     out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def check_judges(tables: RunTables, options: dict[str, str]) -> None:
+    """A judge named on the command line must have labels in the run."""
+    present = sorted(str(j) for j in tables.labels["judge"].dropna().unique())
+    for option, name in options.items():
+        if name not in present:
+            listed = ", ".join(present) if present else "none (this run has no judge labels)"
+            raise ConfigError(
+                f"--{option.replace('_', '-')} {name}: no labels of that judge in the run; "
+                f"judges in the run: {listed}"
+            )
 
 
 def _finite(value: object) -> object:
@@ -80,6 +94,7 @@ def report_command(
     run_tables = load_tables(run, None)
     paradigm = paradigm_of(run_tables)
     options = {"judge": judge} if judge else {}
+    check_judges(run_tables, options)
     figures = paradigm.metrics(run_tables, **options)
     manifest = run_tables.manifest
     report = Report(

@@ -78,6 +78,12 @@ def judge_command(
     if judge != RULE_MODEL:
         check_model(judge)
     tables = load_tables(run, None)
+    paradigm = tables.manifest.get("paradigm")
+    if paradigm != "peer_pressure":
+        raise ConfigError(
+            f"{run} is a {paradigm} run; `backchannel judge` labels the factual answers and "
+            "turns of peer_pressure runs"
+        )
     try:
         chosen = targets(tables, kind, sample=sample, seed=seed)  # type: ignore[arg-type]
     except ValueError as error:
