@@ -24,7 +24,7 @@ from backchannel.backends import (
     resolve_routes,
 )
 from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
-from backchannel.errors import RunDirectoryError
+from backchannel.errors import ConfigError, RunDirectoryError
 from backchannel.experiment import LoadedExperiment, expand
 from backchannel.paradigms import CallEstimate
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
@@ -223,12 +223,15 @@ def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
     """Raise ConfigError for a model that cannot be served (unknown sim, missing model file,
     missing key), before anything is written."""
     experiment = run_plan.loaded.experiment
-    resolve_routes(
-        run_plan.models,
-        endpoints=[e.to_settings() for e in experiment.endpoints],
-        local=experiment.local.to_settings(),
-        max_in_flight=concurrency,
-    )
+    try:
+        resolve_routes(
+            run_plan.models,
+            endpoints=[e.to_settings() for e in experiment.endpoints],
+            local=experiment.local.to_settings(),
+            max_in_flight=concurrency,
+        )
+    except ConfigError as error:
+        raise ConfigError(f"{run_plan.loaded.path}: {error}") from None
 
 
 def make_client(
