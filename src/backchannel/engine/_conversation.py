@@ -216,11 +216,17 @@ class ConversationContext:
         if seed is not None:
             # A call shared by many conversations: same seed, and no replicate in its cache key.
             request = replace(request, seed=seed, replicate=0)
-        event.fill(await self.generate(request))
+        self.finish(event, await self.generate(request), postprocess)
+        return event
+
+    def finish(
+        self, event: Event, completion: Completion, postprocess: Postprocess | None = None
+    ) -> None:
+        """Fill a reserved event with its answer, let `postprocess` reshape it, mark it done."""
+        event.fill(completion)
         if postprocess is not None:
             postprocess(event)
         self.log.complete(event)
-        return event
 
     def record(
         self,

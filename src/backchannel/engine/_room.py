@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import (
-    Completion,
     GenerationSettings,
     Message,
     OutputConstraint,
@@ -161,7 +160,7 @@ class Room:
             name=name,
             meta=meta,
         )
-        self._finish(event, await self.context.generate(request), postprocess)
+        self.context.finish(event, await self.context.generate(request), postprocess)
         self._append(event, audience, shown)
         return event
 
@@ -196,14 +195,6 @@ class Room:
             critical=True,
             meta=extra,
         )
-
-    def _finish(
-        self, event: Event, completion: Completion, postprocess: Postprocess | None
-    ) -> None:
-        event.fill(completion)
-        if postprocess is not None:
-            postprocess(event)
-        self.context.log.complete(event)
 
     def _append(
         self, event: Event, audience: Iterable[str] | None, shown: Shown | None = None
@@ -279,7 +270,7 @@ class Room:
         completions = [call.result() for call in calls]
         events = []
         for (event, _), completion in zip(prepared, completions, strict=True):
-            self._finish(event, completion, postprocess)
+            self.context.finish(event, completion, postprocess)
             self._append(event, None, shown)
             events.append(event)
         return events
@@ -328,7 +319,7 @@ class Room:
         )
 
         async def call() -> Event:
-            self._finish(event, await self.context.generate(request), postprocess)
+            self.context.finish(event, await self.context.generate(request), postprocess)
             return event
 
         return self.context.spawn(call())
