@@ -3,7 +3,6 @@ conversation as it finishes."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -253,7 +252,3 @@ def make_client(
 
 def small_model_warning(models: set[str]) -> str | None:
     return SMALL_MODEL_WARNING if "local/smollm2" in models else None
-
-
-def run_sync(coroutine: Any) -> Any:
-    return asyncio.run(coroutine)
