@@ -5,7 +5,7 @@ Model strings are `provider/model`: `openai/<model>` (any OpenAI-compatible serv
 """
 
 from backchannel.backends._base import Backend
-from backchannel.backends._cache import ResponseCache, cache_key
+from backchannel.backends._cache import ResponseCache, cache_key, cache_totals
 from backchannel.backends._client import LLMClient, Route
 from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
 from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
@@ -64,6 +64,7 @@ __all__ = [
     "UsageMeter",
     "build_client",
     "cache_key",
+    "cache_totals",
     "check_model",
     "gbnf_grammar",
     "parse",

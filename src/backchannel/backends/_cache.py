@@ -101,6 +101,24 @@ class ResponseCache:
         self._db.close()
 
 
+def cache_totals(path: Path) -> tuple[int, int, int] | None:
+    """(answers, prompt tokens, completion tokens) stored in a cache file, read-only; None if
+    there is no cache there."""
+    if not path.exists():
+        return None
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
+            "COALESCE(SUM(completion_tokens), 0) FROM responses"
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    finally:
+        db.close()
+    return int(row[0]), int(row[1]), int(row[2])
+
+
 class CachedBackend:
     """Answers from the cache when it can; stores every successful answer otherwise."""
 

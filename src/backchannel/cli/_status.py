@@ -37,7 +37,10 @@ def status_command(
     )
     for model, u in sorted(usage.by_model.items()):
         out.print(f"  {model}: {u.calls} calls, {u.prompt_tokens + u.completion_tokens} tokens")
-    cached = _cache_totals(run)
+    from backchannel.backends import cache_totals
+    from backchannel.store import CACHE_NAME
+
+    cached = cache_totals(run / CACHE_NAME)
     if cached is not None:
         answers, prompt, completion = cached
         out.print(
@@ -64,25 +67,3 @@ def export_command(
         store.close()
     for path in written:
         out.print(str(path), soft_wrap=True, markup=False, highlight=False)
-
-
-def _cache_totals(run: Path) -> tuple[int, int, int] | None:
-    """Answers paid for so far, read from the run's response cache (read-only)."""
-    import sqlite3
-
-    from backchannel.store import CACHE_NAME
-
-    path = run / CACHE_NAME
-    if not path.exists():
-        return None
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        row = db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) "
-            "FROM responses"
-        ).fetchone()
-    except sqlite3.OperationalError:
-        return None
-    finally:
-        db.close()
-    return int(row[0]), int(row[1]), int(row[2])
