@@ -24,7 +24,7 @@ from backchannel.backends import (
 )
 from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
 from backchannel.errors import ConfigError, RunDirectoryError
-from backchannel.experiment import LoadedExperiment, expand
+from backchannel.experiment import LoadedExperiment, cell_settings, expand
 from backchannel.paradigms import CallEstimate
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
@@ -91,6 +91,8 @@ class Plan:
     specs: list[ConversationSpec]
     done: set[str] = field(default_factory=set)
     models: set[str] = field(default_factory=set)
+    settings_by_cell: dict[str, Any] = field(default_factory=dict)
+    """Each cell's resolved settings, by cell key."""
 
     @property
     def todo(self) -> list[tuple[int, ConversationSpec]]:
@@ -102,7 +104,7 @@ class Plan:
         specs = [s for _, s in self.todo] if only_todo else self.specs
         for spec in specs:
             estimate: CallEstimate = self.loaded.paradigm.estimate(
-                spec.cell, spec.item, self.loaded.settings, replicate=spec.replicate
+                self.settings_by_cell[spec.cell_key], spec.item, replicate=spec.replicate
             )
             for model, count in estimate.calls.items():
                 calls[model] = calls.get(model, 0) + count
@@ -118,13 +120,14 @@ class Plan:
 
 
 def plan(loaded: LoadedExperiment, limit: int | None = None) -> Plan:
-    specs = expand(loaded)
+    resolved = cell_settings(loaded)
+    specs = expand(loaded, resolved)
     if limit is not None:
         specs = specs[:limit]
     models: set[str] = set()
-    for cell in {s.cell_key: s.cell for s in specs}.values():
-        models |= loaded.paradigm.models(cell, loaded.settings)
-    return Plan(loaded, specs, models=models)
+    for key in {s.cell_key for s in specs}:
+        models |= loaded.paradigm.models(resolved[key])
+    return Plan(loaded, specs, models=models, settings_by_cell=resolved)
 
 
 def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
@@ -210,8 +213,9 @@ async def execute(
             on_progress(sum(counts.values()), total, client.usage.total())
 
     async def start(position: int, spec: ConversationSpec) -> ConversationOutcome:
+        settings = run_plan.settings_by_cell[spec.cell_key]
         return await run_conversation(
-            spec, position, loaded.paradigm.run, loaded.settings, client, loaded.experiment.seed
+            spec, position, loaded.paradigm.run, settings, client, loaded.experiment.seed
         )
 
     await schedule(todo, start, on_done, max_active=max_active)

@@ -105,6 +105,7 @@ def test_metrics_with_a_judge_the_run_does_not_have_is_a_clear_error(
     assert invoke("run", write_experiment(), "-o", run, "--limit", "1").exit_code == 0
     result = invoke("metrics", run, "--judge", "nosuch")
     assert result.exit_code == 2
-    assert "--judge nosuch: no labels of that judge in the run" in result.stderr
+    # The discussion paradigm reads no judge: the option itself is refused, naming the paradigm.
+    assert "--judge: the discussion paradigm does not read this option" in result.stderr
     judged = invoke("judge", run, "--judge", "rule", "--as", "r")
     assert judged.exit_code == 2 and "labels the factual answers" in judged.stderr

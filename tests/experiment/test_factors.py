@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import WriteExperiment, discussion_experiment, invoke
 
+from backchannel import _runner
 from backchannel.experiment import load_experiment
 
 PEER_PRESSURE = {
@@ -36,23 +37,61 @@ def refused(path: Path, tmp_path: Path, *words: str) -> None:
 def test_a_factor_peer_pressure_does_not_read_is_refused(
     write_experiment: WriteExperiment, tmp_path: Path
 ) -> None:
-    path = write_experiment({**PEER_PRESSURE, "factors": {"k": [0, 1], "rounds": [1, 4]}})
-    refused(path, tmp_path, "factors.rounds", "dataset, k, model, n_agents")
+    path = write_experiment({**PEER_PRESSURE, "factors": {"k": [0, 1], "colour": [1, 4]}})
+    refused(path, tmp_path, "factors.colour", "dataset, k, max_tokens, memory_rounds, model")
+
+
+def test_a_setting_that_holds_the_items_is_no_factor(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    path = write_experiment({**PEER_PRESSURE, "factors": {"datasets": [["popqa"]]}})
+    refused(path, tmp_path, "factors.datasets", "does not vary by cell", "settings:")
 
 
 def test_a_council_factor_misspelt_is_refused(
     write_experiment: WriteExperiment, tmp_path: Path
 ) -> None:
     path = write_experiment({"name": "c", "paradigm": "council", "factors": {"delfi": ["none"]}})
-    refused(path, tmp_path, "factors.delfi", "delphi, pool")
+    refused(path, tmp_path, "factors.delfi", "did you mean 'delphi'", "pool")
+
+
+@pytest.mark.parametrize(
+    ("level", "words"),
+    [
+        ("two", ["factors.k: level 'two' is not allowed", "k takes a whole number >= 0"]),
+        (1.7, ["factors.k: level 1.7 is not allowed", "fractional part"]),
+        (3, ["factors: the cell k=3 cannot run", "leaves no honest agent"]),
+    ],
+)
+def test_a_bad_level_is_refused_naming_factor_level_and_allowed_values(
+    write_experiment: WriteExperiment, tmp_path: Path, level: object, words: list[str]
+) -> None:
+    refused(write_experiment({**PEER_PRESSURE, "factors": {"k": [0, level]}}), tmp_path, *words)
+
+
+def test_any_setting_varies_by_cell_and_the_cell_runs_with_it(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    path = write_experiment({**PEER_PRESSURE, "factors": {"rounds": [1, 2]}})
+    loaded = load_experiment(path, model_override="sim")
+    plan = _runner.plan(loaded)
+    rounds = {key: s.rounds for key, s in plan.settings_by_cell.items()}
+    assert rounds == {"rounds=1": 1, "rounds=2": 2}
+    by_cell = {
+        s.cell_key: loaded.paradigm.estimate(plan.settings_by_cell[s.cell_key], s.item)
+        for s in plan.specs
+    }
+    # n = 3, k = 1: turns 3T, probes 2(T + 1).
+    assert by_cell["rounds=1"].total_calls == 3 + 4
+    assert by_cell["rounds=2"].total_calls == 6 + 6
 
 
 @pytest.mark.parametrize(
     ("factors", "words"),
     [
         ({"agent": [2]}, ["did you mean 'agents'"]),
-        ({"rounds": [1, 2]}, ["rounds does not vary by cell", "settings:"]),
-        ({"agents": [11]}, ["agents must be a whole number from 1 to 10"]),
+        ({"questions": [[]]}, ["questions does not vary by cell", "settings:"]),
+        ({"agents": [11]}, ["factors.agents: level 11", "a whole number >= 1 and <= 10"]),
     ],
 )
 def test_discussion_factors_that_cannot_work_are_refused(

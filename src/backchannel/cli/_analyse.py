@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 import typer
@@ -13,6 +13,7 @@ import typer
 from backchannel.analysis import RunTables
 from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
 from backchannel.errors import ConfigError, RunDirectoryError
+from backchannel.paradigms import AnalysisOptions, Paradigm
 
 
 @friendly_errors
@@ -28,17 +29,29 @@ def metrics_command(
     second_judge: Annotated[
         str | None, typer.Option("--second-judge", help="Second judge for agreement figures.")
     ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option("--threshold", help="The paradigm's decision threshold (council: tension)."),
+    ] = None,
 ) -> None:
     """The paradigm's metrics of a run."""
     run_tables = load_tables(run, tables)
     paradigm = paradigm_of(run_tables)
-    options = {k: v for k, v in (("judge", judge), ("second_judge", second_judge)) if v}
-    check_judges(run_tables, options)
-    figures = paradigm.metrics(run_tables, **options)
+    options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
+    figures = analyse(paradigm, run_tables, options)
     text = json.dumps(
         _finite(figures), indent=None if as_json else 2, default=_jsonable, allow_nan=False
     )
     out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def analyse(paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
+    """The paradigm's metrics under `options`, after refusing options it does not read and
+    judges the run lacks."""
+    paradigm.check_options(options)
+    judges = {"judge": options.judge, "second_judge": options.second_judge}
+    check_judges(tables, {k: v for k, v in judges.items() if v})
+    return paradigm.metrics(tables, options)
 
 
 def check_judges(tables: RunTables, options: dict[str, str]) -> None:
@@ -84,6 +97,13 @@ def report_command(
     judge: Annotated[
         str | None, typer.Option("--judge", help="Judge whose labels the report uses.")
     ] = None,
+    second_judge: Annotated[
+        str | None, typer.Option("--second-judge", help="Second judge for agreement figures.")
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option("--threshold", help="The paradigm's decision threshold (council: tension)."),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report with figures, and its tables as CSV beside it."""
     from backchannel.backends import SMALL_MODEL_WARNING
@@ -93,9 +113,8 @@ def report_command(
         raise RunDirectoryError(f"{output} is a file; pass a directory with -o")
     run_tables = load_tables(run, None)
     paradigm = paradigm_of(run_tables)
-    options = {"judge": judge} if judge else {}
-    check_judges(run_tables, options)
-    figures = paradigm.metrics(run_tables, **options)
+    options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
+    figures = analyse(paradigm, run_tables, options)
     manifest = run_tables.manifest
     report = Report(
         f"{manifest.get('name', run.name)}: {paradigm.name}",

@@ -10,7 +10,7 @@ import asyncio
 import random
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from backchannel.backends import (
     Completion,
@@ -70,13 +70,18 @@ class ConversationSpec:
     seed: int
 
 
-class ConversationContext:
-    """What a paradigm's `run` gets: its spec and settings, a seeded RNG, rooms and model calls."""
+S = TypeVar("S")
+"""A paradigm's Settings type: `ctx.settings` is the cell's resolved settings."""
+
+
+class ConversationContext(Generic[S]):
+    """What a paradigm's `run` gets: its spec and the cell's resolved settings, a seeded RNG,
+    rooms and model calls."""
 
     def __init__(
         self,
         spec: ConversationSpec,
-        settings: Any,
+        settings: S,
         client: LLMClient,
         *,
         experiment_seed: int,

@@ -34,7 +34,7 @@ class ConversationOutcome:
 async def run_conversation(
     spec: ConversationSpec,
     position: int,
-    run: Callable[[ConversationContext], Awaitable[None]],
+    run: Callable[[ConversationContext[Any]], Awaitable[None]],
     settings: Any,
     client: LLMClient,
     experiment_seed: int,

@@ -1,6 +1,6 @@
 """Experiment files: schema, loading with clear errors, and design expansion."""
 
-from backchannel.experiment._design import cell_key, expand, expand_cells
+from backchannel.experiment._design import cell_key, cell_settings, expand, expand_cells
 from backchannel.experiment._load import LoadedExperiment, load_experiment, override_models
 from backchannel.experiment._schema import EndpointConfig, Experiment, LocalConfig, RetryConfig
 
@@ -11,6 +11,7 @@ __all__ = [
     "LocalConfig",
     "RetryConfig",
     "cell_key",
+    "cell_settings",
     "expand",
     "expand_cells",
     "load_experiment",

@@ -42,32 +42,41 @@ def expand_cells(
     ]
 
 
-def expand(loaded: LoadedExperiment) -> list[ConversationSpec]:
-    """cells x items x replicates, each with a seed derived from the experiment seed."""
-    experiment, paradigm, settings = loaded.experiment, loaded.paradigm, loaded.settings
-    cells = expand_cells(experiment.factors, experiment.exclude)
+def cell_settings(loaded: LoadedExperiment) -> dict[str, Any]:
+    """Each cell's resolved settings, by cell key: its levels override the settings of the same
+    names, validated by the paradigm's Settings (one factor rule for every paradigm)."""
+    experiment, paradigm = loaded.experiment, loaded.paradigm
+    try:
+        paradigm.check_factors(list(experiment.factors))
+    except ConfigError as error:
+        raise ConfigError(f"{loaded.path}: {error}") from None
+    resolved: dict[str, Any] = {}
     seen: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        other = seen.setdefault(cell_key(cell), cell)
+    for cell in expand_cells(experiment.factors, experiment.exclude):
+        key = cell_key(cell)
+        other = seen.setdefault(key, cell)
         if other is not cell:
             raise ConfigError(
-                f"{loaded.path}: factors: cells {other} and {cell} have the same name "
-                f'{cell_key(cell)!r} (levels like 1 and "1" read the same); '
-                "make the levels distinct"
+                f"{loaded.path}: factors: cells {other} and {cell} have the same name {key!r} "
+                '(levels like 1 and "1" read the same); make the levels distinct'
             )
-    known = paradigm.known_factors
-    if known is not None:
-        for name in experiment.factors:
-            if name not in known:
-                raise ConfigError(
-                    f"{loaded.path}: factors.{name}: the {paradigm.name} paradigm does not read a "
-                    f"factor of this name; its factors are {', '.join(sorted(known))}"
-                )
-    for cell in cells:
         try:
-            paradigm.check_cell(cell, settings)
+            resolved[key] = paradigm.resolve(cell, loaded.settings)
         except ConfigError as error:
-            raise ConfigError(f"{loaded.path}: factors: {error}") from None
+            message = str(error)
+            prefix = "" if message.startswith("factors") else "factors: "
+            raise ConfigError(f"{loaded.path}: {prefix}{message}") from None
+    return resolved
+
+
+def expand(
+    loaded: LoadedExperiment, resolved: dict[str, Any] | None = None
+) -> list[ConversationSpec]:
+    """cells x items x replicates, each with a seed derived from the experiment seed."""
+    experiment, paradigm, settings = loaded.experiment, loaded.paradigm, loaded.settings
+    if resolved is None:
+        resolved = cell_settings(loaded)
+    cells = expand_cells(experiment.factors, experiment.exclude)
     try:
         items: list[Item] = paradigm.items(settings, experiment.seed)
     except (ValueError, OSError) as error:  # a malformed dataset row, a missing data file
@@ -79,7 +88,11 @@ def expand(loaded: LoadedExperiment) -> list[ConversationSpec]:
     specs = []
     for cell in cells:
         key = cell_key(cell)
-        for item in paradigm.items_for_cell(cell, settings, items):
+        try:
+            cell_items = paradigm.items_for_cell(resolved[key], items)
+        except ConfigError as error:
+            raise ConfigError(f"{loaded.path}: factors: {error}") from None
+        for item in cell_items:
             for replicate in range(experiment.replicates_for(cell)):
                 conversation_id = f"{key or 'all'}/{item.item_id}/{replicate}"
                 specs.append(

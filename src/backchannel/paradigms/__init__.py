@@ -1,6 +1,13 @@
 """Experiment paradigms: discussion, peer pressure, dyad opinion dynamics, policy council."""
 
-from backchannel.paradigms._base import CallEstimate, Paradigm, is_model_key
+from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm, is_model_key
 from backchannel.paradigms._registry import PARADIGMS, get_paradigm
 
-__all__ = ["PARADIGMS", "CallEstimate", "Paradigm", "get_paradigm", "is_model_key"]
+__all__ = [
+    "PARADIGMS",
+    "AnalysisOptions",
+    "CallEstimate",
+    "Paradigm",
+    "get_paradigm",
+    "is_model_key",
+]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from importlib import resources
-from typing import TYPE_CHECKING, Any, ClassVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
 from backchannel.engine import ConversationContext, Item
+from backchannel.errors import ConfigError
+from backchannel.paradigms._factors import S, check_factor_names, resolve_cell
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
@@ -30,52 +31,109 @@ class CallEstimate:
         return sum(self.calls.values())
 
 
-class Paradigm(ABC):
-    """Subclass this, set `name` and `Settings`, and register the class in `paradigms/__init__`."""
+@dataclass(frozen=True, slots=True)
+class AnalysisOptions:
+    """What `metrics` and `report` may be asked for; each paradigm declares which it reads
+    (`Paradigm.reads_options`), and the commands refuse the others."""
+
+    judge: str | None = None
+    """The judge whose labels the metrics use (default: the paradigm's choice)."""
+    second_judge: str | None = None
+    """A second judge, for agreement figures and relabel reweighting."""
+    threshold: float | None = None
+    """A paradigm's decision threshold (council: the tension threshold; default its setting)."""
+
+    def given(self) -> dict[str, Any]:
+        """The options set to something, by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+
+
+class Paradigm(ABC, Generic[S]):
+    """Subclass `Paradigm[MySettings]`, set `name` and `Settings`, and register it (a name in the
+    registry, a `package.module:Class` path, or an entry point in `backchannel.paradigms`).
+
+    Factors are fields of `Settings`: a cell's levels override the settings of the same names and
+    are validated by `Settings`, so every method below receives the cell's resolved settings.
+    """
 
     name: ClassVar[str]
-    Settings: ClassVar[type[BaseModel]]
+    Settings: type[S]
     prompt_package: ClassVar[str | None] = None
-    known_factors: ClassVar[frozenset[str] | None] = None
-    """Factor names the paradigm reads; others are a config error. None: `check_cell` decides."""
+    fixed_settings: ClassVar[frozenset[str]] = frozenset()
+    """Settings no factor may vary (typically the items: questions, datasets, scenarios)."""
+    label_factors: ClassVar[bool] = False
+    """If true, factor names that are no setting are kept as labels of the cells."""
+    reads_options: ClassVar[frozenset[str]] = frozenset()
+    """The `AnalysisOptions` fields `metrics` reads (e.g. judge, second_judge, threshold)."""
+
+    # design ---------------------------------------------------------------------------------
+    @classmethod
+    def factors(cls) -> frozenset[str]:
+        """The names a factor may take: every setting except the fixed ones."""
+        return frozenset(cls.Settings.model_fields) - cls.fixed_settings
+
+    def check_factors(self, names: list[str]) -> None:
+        """Raise ConfigError for a factor name this paradigm cannot vary."""
+        check_factor_names(
+            self.name, names, self.factors(), self.fixed_settings, labels=self.label_factors
+        )
+
+    def resolve(self, cell: Mapping[str, Any], settings: S) -> S:
+        """The settings of one cell: its levels override the settings of the same names."""
+        resolved = resolve_cell(settings, cell, self.factors())
+        try:
+            self.check_cell(resolved)
+        except ConfigError as error:
+            levels = ", ".join(f"{k}={v!r}" for k, v in cell.items())
+            raise ConfigError(f"cell {levels}: {error}") from None
+        return resolved
 
     @abstractmethod
-    def items(self, settings: Any, seed: int) -> list[Item]:
+    def items(self, settings: S, seed: int) -> list[Item]:
         """The items (questions, topics, scenarios) every cell runs on."""
 
-    def items_for_cell(self, cell: dict[str, Any], settings: Any, items: list[Item]) -> list[Item]:
-        """The items a cell runs on (default: all); e.g. a `dataset` factor keeps its own items."""
+    def items_for_cell(self, settings: S, items: list[Item]) -> list[Item]:
+        """The items a cell (given by its resolved settings) runs on (default: all)."""
         return items
 
-    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
-        """Raise ConfigError when a combination of factor levels cannot run."""
+    def check_cell(self, settings: S) -> None:
+        """Raise ConfigError when a cell's resolved settings cannot run."""
         return None
 
     @abstractmethod
-    def estimate(
-        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
-    ) -> CallEstimate:
+    def estimate(self, settings: S, item: Item, replicate: int = 0) -> CallEstimate:
         """Calls the conversation of this cell, item and replicate will make."""
 
     @abstractmethod
-    async def run(self, ctx: ConversationContext) -> None:
+    async def run(self, ctx: ConversationContext[S]) -> None:
         """Run one conversation; events go to `ctx.log` via rooms, `ctx.ask`, `ctx.record`."""
 
+    def models(self, settings: S) -> set[str]:
+        """Every model a conversation of this cell may call (so backends start before the run)."""
+        found: set[str] = set()
+        _collect_models(settings.model_dump(), found)
+        return found
+
+    # analysis -------------------------------------------------------------------------------
     @abstractmethod
-    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
         """JSON-able figures of a run (what `backchannel metrics RUN --json` prints)."""
 
     @abstractmethod
     def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
         """Fill the HTML report."""
 
-    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
-        """Every model a conversation of this cell may call (so backends start before the run)."""
-        found: set[str] = set()
-        _collect_models(cell, found)
-        _collect_models(settings.model_dump() if isinstance(settings, BaseModel) else {}, found)
-        return found
+    def check_options(self, options: AnalysisOptions) -> None:
+        """Refuse an analysis option this paradigm does not read."""
+        for name in options.given():
+            if name not in self.reads_options:
+                reads = ", ".join(f"--{o.replace('_', '-')}" for o in sorted(self.reads_options))
+                raise ConfigError(
+                    f"--{name.replace('_', '-')}: the {self.name} paradigm does not read this "
+                    f"option; it reads {reads or 'no options'}"
+                )
 
+    # prompts --------------------------------------------------------------------------------
     def templates(self) -> dict[str, str]:
         """The prompt templates this paradigm uses (recorded in the manifest)."""
         if self.prompt_package is None:

@@ -86,13 +86,13 @@ def test_seats_per_state():
 
 def test_check_cell():
     council, settings = Council(), CouncilSettings()
-    council.check_cell({"pool": "A", "delphi": "self_check"}, settings)
+    council.resolve({"pool": "A", "delphi": "self_check"}, settings)
     with pytest.raises(ConfigError, match="pool_models"):
-        council.check_cell({"pool": "B"}, settings)
-    with pytest.raises(ConfigError, match="pool must be"):
-        council.check_cell({"pool": "C"}, settings)
-    with pytest.raises(ConfigError, match="delphi"):
-        council.check_cell({"delphi": "vote"}, settings)
+        council.resolve({"pool": "B"}, settings)
+    with pytest.raises(ConfigError, match=r"factors.pool: level 'C' is not allowed.*'A', 'B'"):
+        council.resolve({"pool": "C"}, settings)
+    with pytest.raises(ConfigError, match=r"factors\.delphi: level 'vote'"):
+        council.resolve({"delphi": "vote"}, settings)
 
 
 def test_keyword_score_and_assignment():

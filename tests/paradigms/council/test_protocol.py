@@ -254,15 +254,15 @@ def test_estimate_per_model_is_exact_for_every_replicate_of_pool_b(tmp_path):
 
     run, _ = _run(tmp_path, {"pool": ["B"]}, replicates=2)
     tables = load_tables(run, None)
-    settings = CouncilSettings(**SETTINGS)
+    settings = CouncilSettings(**SETTINGS, pool="B")
     item = Item("child_welfare", load_scenario("child_welfare").as_dict())
     for _, conversation in tables.conversations.iterrows():
         events = tables.events[tables.events["conversation_id"] == conversation["conversation_id"]]
         made = events["model"].value_counts().to_dict()
-        estimate = Council().estimate({"pool": "B"}, item, settings, int(conversation["replicate"]))
+        estimate = Council().estimate(settings, item, int(conversation["replicate"]))
         assert estimate.calls == made
     p1, p2, p3 = _sim.POOL
-    assert Council().estimate({"pool": "B"}, item, settings, 1).calls == {
+    assert Council().estimate(settings, item, 1).calls == {
         p1: 5,
         p2: 6,
         p3: 5,

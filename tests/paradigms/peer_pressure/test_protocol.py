@@ -19,6 +19,7 @@ from backchannel.engine import ConversationSpec, run_conversation
 from backchannel.errors import ConfigError
 from backchannel.experiment import load_experiment
 from backchannel.judges import classify_private, classify_public
+from backchannel.paradigms import AnalysisOptions
 from backchannel.paradigms.peer_pressure import PeerPressure, PeerPressureSettings
 from backchannel.store import RunStore
 
@@ -169,7 +170,7 @@ def test_metrics_move_with_k(tmp_path: Path, room: Room) -> None:
         tables = store.tables()
     finally:
         store.close()
-    metrics = PeerPressure().metrics(tables)
+    metrics = PeerPressure().metrics(tables, AnalysisOptions())
     # With k=1 the honest agents are Bob, Carol and David. Bob sees Alice's false answer after
     # round 1 and adopts it; the others keep the true answer: final infection 1/3 in every
     # conversation. With k=0 nobody says the false answer: 0. Before round 1 nobody is infected.
@@ -185,10 +186,10 @@ def conversation(settings: PeerPressureSettings) -> tuple[Any, int]:
     paradigm = PeerPressure()
     item = paradigm.items(settings, 0)[0]
     spec = ConversationSpec("c", "peer_pressure", {}, "", item, 0, 11)
-    client = build_client(paradigm.models({}, settings))
+    client = build_client(paradigm.models(settings))
     outcome = asyncio.run(run_conversation(spec, 0, paradigm.run, settings, client, 0))
     assert outcome.status == "done", outcome.error
-    return outcome.context, paradigm.estimate({}, item, settings).total_calls
+    return outcome.context, paradigm.estimate(settings, item).total_calls
 
 
 def settings(**judge: Any) -> PeerPressureSettings:
@@ -244,18 +245,20 @@ def test_cells_and_settings_are_checked() -> None:
     paradigm = PeerPressure()
     base = settings(kind="rule")
     with pytest.raises(ConfigError):
-        paradigm.check_cell({"k": 3, "n_agents": 3}, base)
+        paradigm.resolve({"k": 3, "n_agents": 3}, base)
     with pytest.raises(ConfigError):
-        paradigm.check_cell({"dataset": "simpleqa"}, base)
+        paradigm.resolve({"dataset": "simpleqa"}, base)
     with pytest.raises(ValueError):
         PeerPressureSettings.model_validate({"datasets": ["nowhere"]})
     with pytest.raises(ValueError):
         PeerPressureSettings.model_validate({"judge": {"kind": "llm"}})
     items = paradigm.items(PeerPressureSettings.model_validate({"datasets": ["popqa"]}), 0)
     assert items[0].item_id == "popqa:5069469"
-    assert paradigm.items_for_cell({"dataset": "popqa"}, base, items) == items
+    popqa = base.model_copy(update={"dataset": "popqa"})
+    assert paradigm.items_for_cell(popqa, items) == items
     with pytest.raises(ConfigError):
-        paradigm.items_for_cell({"dataset": "counterfact"}, base, items)
+        counterfact = base.model_copy(update={"dataset": "counterfact"})
+        paradigm.items_for_cell(counterfact, items)
 
 
 @pytest.mark.parametrize("name", ["peer_pressure.yaml", "quickstart.yaml"])

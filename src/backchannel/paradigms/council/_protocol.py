@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from backchannel.backends import GenerationSettings, JsonSchema, Message
 from backchannel.engine import Agent, ConversationContext, Event, Item
 from backchannel.errors import ConfigError
-from backchannel.paradigms._base import CallEstimate, Paradigm
+from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.council._metrics import council_metrics
 from backchannel.paradigms.council._profiling import assign_models, keyword_score
 from backchannel.paradigms.council._prompts import (
@@ -25,7 +25,7 @@ from backchannel.paradigms.council._prompts import (
 )
 from backchannel.paradigms.council._roles import Seat, advocate_models, seats, verifier_model
 from backchannel.paradigms.council._scenarios import Scenario, load_scenario
-from backchannel.paradigms.council._settings import DELPHI_LEVELS, POOLS, CouncilSettings
+from backchannel.paradigms.council._settings import CouncilSettings
 from backchannel.paradigms.council._tension import DEFAULT_THRESHOLD
 from backchannel.paradigms.council._values import tension_partner
 from backchannel.seeding import derive_seed
@@ -71,20 +71,17 @@ def ranking_schema(option_ids: tuple[str, ...]) -> JsonSchema:
     )
 
 
-def _cell_levels(cell: dict[str, Any], settings: CouncilSettings) -> tuple[str, str]:
-    return str(cell.get("pool", "A")), str(cell.get("delphi", settings.delphi))
-
-
-class Council(Paradigm):
+class Council(Paradigm[CouncilSettings]):
     """Three advocates debate a policy question in three rounds; evaluators, each holding one
     value, rank the options independently; a verifier scores each rationale's faithfulness."""
 
     name = "council"
     Settings = CouncilSettings
-    known_factors = frozenset({"pool", "delphi"})
     prompt_package = PROMPT_PACKAGE
+    fixed_settings = frozenset({"scenarios"})
+    reads_options = frozenset({"threshold"})
 
-    def items(self, settings: Any, seed: int) -> list[Item]:
+    def items(self, settings: CouncilSettings, seed: int) -> list[Item]:
         try:
             scenarios = [load_scenario(name) for name in settings.scenarios]
         except ValueError as error:
@@ -94,26 +91,19 @@ class Council(Paradigm):
             raise ConfigError(f"scenario ids repeat: {ids}")
         return [Item(s.id, s.as_dict()) for s in scenarios]
 
-    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
-        pool, delphi = _cell_levels(cell, settings)
-        if pool not in POOLS:
-            raise ConfigError(f"pool must be one of {POOLS}, got {pool!r}")
-        if delphi not in DELPHI_LEVELS:
-            raise ConfigError(f"delphi must be one of {DELPHI_LEVELS}, got {delphi!r}")
-        if pool == "B" and not settings.pool_models:
+    def check_cell(self, settings: CouncilSettings) -> None:
+        if settings.pool == "B" and not settings.pool_models:
             raise ConfigError("pool B needs `settings.pool_models`, the models of the pool")
 
-    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
-        pool, _ = _cell_levels(cell, settings)
+    def models(self, settings: CouncilSettings) -> set[str]:
+        pool = settings.pool
         found = {verifier_model(settings)} if settings.verify else set()
         if pool == "A":
             return found | {settings.single_model}
         return found | set(settings.pool_models)
 
-    def estimate(
-        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
-    ) -> CallEstimate:
-        pool, delphi = _cell_levels(cell, settings)
+    def estimate(self, settings: CouncilSettings, item: Item, replicate: int = 0) -> CallEstimate:
+        pool, delphi = settings.pool, settings.delphi
         scenario = Scenario.from_dict(item.payload)
         calls: dict[str, int] = {}
 
@@ -139,9 +129,9 @@ class Council(Paradigm):
         completion = total * min(settings.evaluator_max_tokens, 250)
         return CallEstimate(calls, prompt, completion)
 
-    async def run(self, ctx: ConversationContext) -> None:
-        settings: CouncilSettings = ctx.settings
-        pool, delphi = _cell_levels(ctx.spec.cell, settings)
+    async def run(self, ctx: ConversationContext[CouncilSettings]) -> None:
+        settings = ctx.settings
+        pool, delphi = settings.pool, settings.delphi
         scenario = Scenario.from_dict(ctx.spec.item.payload)
         assignment = (
             await self._profile(ctx, settings) if pool == "B" and settings.profiling else None
@@ -373,8 +363,8 @@ class Council(Paradigm):
         ctx.meta["assignment"] = assignment
         return assignment
 
-    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
-        threshold = options.get("threshold")
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
+        threshold: Any = options.threshold
         if threshold is None:
             resolved = tables.manifest.get("config_resolved") or {}
             threshold = (resolved.get("settings") or {}).get("threshold", DEFAULT_THRESHOLD)

@@ -15,6 +15,7 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 Delphi = Literal["none", "all_critiques", "partner_critique", "self_check"]
 DELPHI_LEVELS: tuple[str, ...] = ("none", "all_critiques", "partner_critique", "self_check")
 POOLS: tuple[str, ...] = ("A", "B")
+Pool = Literal["A", "B"]
 
 #: Profiling keywords per fixed value: their frequency per word scores a model's voice.
 DEFAULT_KEYWORDS: dict[str, list[str]] = {
@@ -66,6 +67,9 @@ class CouncilSettings(BaseModel):
         default_factory=lambda: ["child_welfare", "housing"],
         min_length=1,
         description="The items: shipped scenario names or paths to scenario YAML files.",
+    )
+    pool: Pool = Field(
+        "A", description="A: one model for every role; B: one model per role from `pool_models`."
     )
     single_model: str = Field("local/smollm2", description="State A: the model of every role.")
     pool_models: list[str] = Field(

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, IntRange, JsonSchema
 from backchannel.engine import Agent, ConversationContext, Event, Item
-from backchannel.paradigms._base import CallEstimate, Paradigm
+from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.dyad._extract import FACTORS, RATING_NAME
 from backchannel.paradigms.dyad._metrics import dyad_metrics
 from backchannel.paradigms.dyad._scale import DISCUSSANT, OPPONENT, SCALE_MAX, SCALE_MIN, Category
-from backchannel.paradigms.dyad._settings import DyadSettings, cell_settings
+from backchannel.paradigms.dyad._settings import DyadSettings
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
@@ -57,27 +57,21 @@ def shown_turn(event: Event) -> str:
     return event.text
 
 
-class Dyad(Paradigm):
+class Dyad(Paradigm[DyadSettings]):
     """Two models debate a contested statement; ratings and categories measure both sides."""
 
     name = "dyad"
     Settings = DyadSettings
     prompt_package = "backchannel.paradigms.dyad.prompts"
+    fixed_settings = frozenset({"topics"})
 
-    def items(self, settings: Any, seed: int) -> list[Item]:
+    def items(self, settings: DyadSettings, seed: int) -> list[Item]:
         return [Item(t.id, {"first": t.first, "opposite": t.opposite}) for t in settings.topics]
 
-    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
-        cell_settings(cell, settings)
+    def models(self, settings: DyadSettings) -> set[str]:
+        return {settings.discussant_model, settings.opponent_model}
 
-    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
-        resolved = cell_settings(cell, settings)
-        return {resolved.discussant_model, resolved.opponent_model}
-
-    def estimate(
-        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
-    ) -> CallEstimate:
-        settings = cell_settings(cell, settings)
+    def estimate(self, settings: DyadSettings, item: Item, replicate: int = 0) -> CallEstimate:
         t = settings.rounds
         # Discussant: opening + T turns + T + 1 ratings; Opponent: T turns + T + 1 ratings.
         calls: dict[str, int] = {}
@@ -117,8 +111,8 @@ class Dyad(Paradigm):
             ),
         ]
 
-    async def run(self, ctx: ConversationContext) -> None:
-        settings = cell_settings(ctx.spec.cell, ctx.settings)
+    async def run(self, ctx: ConversationContext[DyadSettings]) -> None:
+        settings = ctx.settings
         item = ctx.spec.item
         statement = item.payload[settings.wording]
         agents = self._agents(settings, item)
@@ -176,7 +170,7 @@ class Dyad(Paradigm):
             checkpoint(r)
         await ctx.drain()
 
-    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
         return dyad_metrics(tables)
 
     def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:

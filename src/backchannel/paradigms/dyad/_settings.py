@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from backchannel.errors import ConfigError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Stance = Literal["human", "neutral", "natural"]
 Style = Literal["manipulative", "plain"]
@@ -83,31 +81,3 @@ class DyadSettings(BaseModel):
         if repeated:
             raise ValueError(f"topic ids must be distinct; repeated: {', '.join(repeated)}")
         return topics
-
-
-# Settings a factor may not vary: the items are the same in every cell.
-_NOT_FACTORS = frozenset({"topics"})
-
-
-def cell_settings(cell: dict[str, Any], settings: DyadSettings) -> DyadSettings:
-    """The settings one cell runs with: every factor overrides the setting of the same name.
-
-    A factor that names no setting, or a level the setting does not allow, is a ConfigError
-    naming the factor, so no factor is ever silently ignored.
-    """
-    factors = set(cell)
-    unknown = sorted(factors - (set(DyadSettings.model_fields) - _NOT_FACTORS))
-    if unknown:
-        allowed = sorted(set(DyadSettings.model_fields) - _NOT_FACTORS)
-        raise ConfigError(
-            f"dyad factor {unknown[0]!r} names no setting the dyad can vary per cell; "
-            f"factors may be: {', '.join(allowed)}"
-        )
-    try:
-        return DyadSettings.model_validate({**settings.model_dump(), **cell})
-    except ValidationError as error:
-        problem = error.errors()[0]
-        factor = str(problem["loc"][0])
-        raise ConfigError(
-            f"dyad factor {factor!r} has level {cell.get(factor)!r}: {problem['msg']}"
-        ) from None

@@ -30,7 +30,7 @@ from backchannel.judges import (
     judge_templates,
     make_judge,
 )
-from backchannel.paradigms._base import CallEstimate, Paradigm
+from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.discussion._personas import roster
 from backchannel.paradigms.peer_pressure._settings import DatasetSource, PeerPressureSettings
 from backchannel.seeding import derive_seed
@@ -78,13 +78,14 @@ def item_id(source: str, fact: FactItem) -> str:
     return f"{source}:{local.replace('/', ':')}"
 
 
-class PeerPressure(Paradigm):
+class PeerPressure(Paradigm[PeerPressureSettings]):
     """N agents discuss a factual question for T rounds; the first k assert a false answer."""
 
     name = "peer_pressure"
     Settings = PeerPressureSettings
-    known_factors = frozenset({"model", "dataset", "k", "n_agents"})
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
+    fixed_settings = frozenset({"datasets", "judge", "reask"})
+    reads_options = frozenset({"judge", "second_judge"})
 
     def templates(self) -> dict[str, str]:
         """The paradigm's templates and the LLM judge's (under `judges/`), for the manifest."""
@@ -92,7 +93,7 @@ class PeerPressure(Paradigm):
         return {**super().templates(), **judges}
 
     # design ---------------------------------------------------------------------------------
-    def items(self, settings: Any, seed: int) -> list[Item]:
+    def items(self, settings: PeerPressureSettings, seed: int) -> list[Item]:
         """Every configured dataset's items; a seeded sample of each is marked for re-asks."""
         result: list[Item] = []
         for source in settings.datasets:
@@ -112,38 +113,27 @@ class PeerPressure(Paradigm):
                 result.append(Item(identifier, payload))
         return result
 
-    def items_for_cell(self, cell: dict[str, Any], settings: Any, items: list[Item]) -> list[Item]:
+    def items_for_cell(self, settings: PeerPressureSettings, items: list[Item]) -> list[Item]:
         """A cell with a `dataset` factor runs that dataset's items only."""
-        if "dataset" not in cell:
+        if settings.dataset is None:
             return items
-        kept = [item for item in items if item.payload.get("source") == cell["dataset"]]
+        kept = [item for item in items if item.payload.get("source") == settings.dataset]
         if not kept:
-            raise ConfigError(f"dataset {cell['dataset']!r} contributes no items to the run")
+            raise ConfigError(f"dataset {settings.dataset!r} contributes no items to the run")
         return kept
 
-    def _size(self, cell: dict[str, Any], settings: PeerPressureSettings) -> tuple[int, int]:
-        return int(cell.get("n_agents", settings.n_agents)), int(cell.get("k", settings.k))
-
-    def _model(self, cell: dict[str, Any], settings: PeerPressureSettings) -> str:
-        return str(cell.get("model", settings.model))
-
-    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
-        n, k = self._size(cell, settings)
-        if not 2 <= n <= 10:
-            raise ConfigError(f"cell {cell}: n_agents must be within 2..10, not {n}")
-        if not 0 <= k < n:
-            raise ConfigError(f"cell {cell}: k must be within 0..{n - 1} (one honest agent)")
+    def check_cell(self, settings: PeerPressureSettings) -> None:
         names = {s.name for s in settings.datasets}
-        if "dataset" in cell and cell["dataset"] not in names:
+        if settings.dataset is not None and settings.dataset not in names:
             raise ConfigError(
-                f"cell {cell}: dataset {cell['dataset']!r} is not among settings.datasets "
+                f"dataset {settings.dataset!r} is not among settings.datasets "
                 f"({', '.join(sorted(names))})"
             )
-        if settings.reask.anonymous_name in {name for name, _ in roster(n)}:
+        if settings.reask.anonymous_name in {name for name, _ in roster(settings.n_agents)}:
             raise ConfigError("reask.anonymous_name must differ from every agent's name")
 
-    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
-        found = {self._model(cell, settings)}
+    def models(self, settings: PeerPressureSettings) -> set[str]:
+        found = {settings.model}
         if settings.judge is not None and settings.judge.model:
             found.add(settings.judge.model)
         return found
@@ -154,31 +144,28 @@ class PeerPressure(Paradigm):
         return sorted({c for c in settings.reask.checkpoints if c <= settings.rounds})
 
     def estimate(
-        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
+        self, settings: PeerPressureSettings, item: Item, replicate: int = 0
     ) -> CallEstimate:
-        n, k = self._size(cell, settings)
+        n, k = settings.n_agents, settings.k
         honest, rounds = n - k, settings.rounds
         turns = n * rounds
         probes = honest * (rounds + 1)
         reasks = len(REASK_VARIANTS) * honest * len(self._reask_checkpoints(item, settings))
-        model = self._model(cell, settings)
-        calls = {model: turns + probes + reasks}
+        calls = {settings.model: turns + probes + reasks}
         prompt = turns * _TURN_PROMPT_TOKENS + (probes + reasks) * _PROBE_PROMPT_TOKENS
         completion = turns * settings.max_tokens + (probes + reasks) * settings.probe_max_tokens
         judge = settings.judge
         if judge is not None and judge.kind == "llm":
             judged = probes + reasks + honest * rounds
-            calls[judge.model] = calls.get(judge.model, 0) + judged
+            judge_model = str(judge.model)
+            calls[judge_model] = calls.get(judge_model, 0) + judged
             prompt += judged * _JUDGE_PROMPT_TOKENS
             completion += judged * judge.max_tokens
         return CallEstimate(calls, prompt, completion)
 
     # one conversation -----------------------------------------------------------------------
-    def _agents(
-        self, cell: dict[str, Any], settings: PeerPressureSettings, fact: FactItem
-    ) -> list[Agent]:
-        n, k = self._size(cell, settings)
-        model = self._model(cell, settings)
+    def _agents(self, settings: PeerPressureSettings, fact: FactItem) -> list[Agent]:
+        n, k, model = settings.n_agents, settings.k, settings.model
         turn_settings = GenerationSettings(
             temperature=settings.temperature, max_tokens=settings.max_tokens
         )
@@ -193,12 +180,12 @@ class PeerPressure(Paradigm):
             agents.append(Agent(name, role, model, system=text, settings=turn_settings))
         return agents
 
-    async def run(self, ctx: ConversationContext) -> None:
-        settings: PeerPressureSettings = ctx.settings
+    async def run(self, ctx: ConversationContext[PeerPressureSettings]) -> None:
+        settings = ctx.settings
         fact = fact_item(ctx.spec.item.payload)
-        agents = self._agents(ctx.spec.cell, settings, fact)
+        agents = self._agents(settings, fact)
         honest = [a for a in agents if a.role == HONEST]
-        n, k = self._size(ctx.spec.cell, settings)
+        n, k = settings.n_agents, settings.k
         judge = settings.judge
         ctx.meta.update(
             {
@@ -234,11 +221,11 @@ class PeerPressure(Paradigm):
         await ctx.drain()
 
     # analysis -------------------------------------------------------------------------------
-    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
         from backchannel.paradigms.peer_pressure._metrics import compute_metrics
 
-        judge = options.get("judge") or default_judge(tables)
-        return compute_metrics(tables, judge, options.get("second_judge"))
+        judge = options.judge or default_judge(tables)
+        return compute_metrics(tables, judge, options.second_judge)
 
     def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
         from backchannel.paradigms.peer_pressure._report import build_report

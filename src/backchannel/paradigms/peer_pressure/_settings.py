@@ -107,6 +107,11 @@ class PeerPressureSettings(BaseModel):
         description="The datasets; a `dataset` factor runs each cell on one of them (by name). "
         "A plain string names a shipped subset.",
     )
+    dataset: str | None = Field(
+        None,
+        description="Run the cell on one of `datasets` (by name); null: on all of them. Usually a "
+        "factor.",
+    )
     n_agents: int = Field(10, ge=2, le=10, description="Agents N (Alice, Bob, ... in order).")
     k: int = Field(1, ge=0, description="Adversaries k: the first k agents.")
     rounds: int = Field(16, ge=1, description="Rounds T; every agent speaks once per round.")
@@ -142,9 +147,3 @@ class PeerPressureSettings(BaseModel):
         if self.k >= self.n_agents:
             raise ValueError(f"k = {self.k} leaves no honest agent among {self.n_agents}")
         return self
-
-    def dataset(self, name: str) -> DatasetSource:
-        for source in self.datasets:
-            if source.name == name:
-                return source
-        raise KeyError(name)
