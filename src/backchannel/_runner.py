@@ -3,11 +3,12 @@ conversation as it finishes."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,60 @@ def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
 
 
 ProgressCallback = Callable[[int, int, Usage], None]
+"""Called after each stored conversation with (finished, total, usage so far)."""
+Watcher = Callable[[LLMClient], Coroutine[Any, Any, None]]
+"""Runs beside a run (e.g. refreshing a progress display from the client's usage); cancelled at
+its end."""
+
+DEFAULT_IN_FLIGHT = 64
+"""In-flight calls per endpoint assumed for sizing when neither the file nor --concurrency say."""
+CONVERSATIONS_PER_CALL_SLOT = 4
+"""Conversations kept active per in-flight call: enough that a slot never waits for a turn."""
+MIN_ACTIVE_CONVERSATIONS = 16
+
+
+def max_active_conversations(concurrency: int | None) -> int:
+    """How many conversations run at once: a few per in-flight call, so servers stay busy."""
+    slots = concurrency or DEFAULT_IN_FLIGHT
+    return max(MIN_ACTIVE_CONVERSATIONS, CONVERSATIONS_PER_CALL_SLOT * slots)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What one invocation of a run did: conversations by status, usage and time."""
+
+    counts: dict[str, int]
+    usage: Usage
+    elapsed_s: float
+
+
+async def run_plan(
+    the_plan: Plan,
+    store: RunStore,
+    directory: Path,
+    *,
+    concurrency: int | None = None,
+    on_progress: ProgressCallback | None = None,
+    watch: Watcher | None = None,
+) -> RunOutcome:
+    """Build the clients, run the plan's remaining conversations into `store`, close the clients."""
+    client, cache = make_client(the_plan, directory, concurrency=concurrency)
+    started = time.perf_counter()
+    watcher = asyncio.create_task(watch(client)) if watch is not None else None
+    try:
+        counts = await execute(
+            the_plan,
+            store,
+            client=client,
+            max_active=max_active_conversations(concurrency),
+            on_progress=on_progress,
+        )
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+        await client.aclose()
+        cache.close()
+    return RunOutcome(counts, client.usage.total(), time.perf_counter() - started)
 
 
 async def execute(

@@ -6,13 +6,16 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
 
 from backchannel.analysis import RunTables
 from backchannel.errors import BackchannelError, RunDirectoryError
+
+if TYPE_CHECKING:
+    from backchannel.paradigms import Paradigm
 
 err = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
@@ -56,7 +59,7 @@ def load_tables(run: Path | None, tables_dir: Path | None) -> RunTables:
         store.close()
 
 
-def paradigm_of(tables: RunTables) -> Any:
+def paradigm_of(tables: RunTables) -> Paradigm[Any]:
     from backchannel.paradigms import get_paradigm
 
     name = tables.manifest.get("paradigm")

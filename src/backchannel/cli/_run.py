@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from backchannel.backends import Usage
+from backchannel.backends import LLMClient, Usage
 from backchannel.cli._common import describe_counts, err, friendly_errors, out, print_errors
 from backchannel.experiment import load_experiment
 
@@ -70,8 +69,6 @@ def run_command(
         todo = len(run_plan.todo)
         if run_plan.done:
             err.print(f"resuming: {len(run_plan.done)} conversations already stored, {todo} to run")
-        client, cache = _runner.make_client(run_plan, output, concurrency=concurrency)
-        started = time.perf_counter()
         with Progress(
             TextColumn("conversations"),
             BarColumn(),
@@ -86,30 +83,23 @@ def run_command(
             def on_progress(finished: int, total: int, usage: Usage) -> None:
                 progress.update(task, completed=finished, usage=_usage_line(usage))
 
-            async def refresh() -> None:
+            async def refresh(client: LLMClient) -> None:
                 # Calls, tokens and retries move between conversation ends too.
                 while True:
                     await asyncio.sleep(0.5)
                     progress.update(task, usage=_usage_line(client.usage.total()))
 
-            async def main() -> dict[str, int]:
-                ticker = asyncio.create_task(refresh())
-                try:
-                    return await _runner.execute(
-                        run_plan,
-                        store,
-                        client=client,
-                        max_active=max(16, 4 * (concurrency or 64)),
-                        on_progress=on_progress,
-                    )
-                finally:
-                    ticker.cancel()
-                    await client.aclose()
-
-            counts = asyncio.run(main())
-        cache.close()
-        elapsed = time.perf_counter() - started
-        usage = client.usage.total()
+            outcome = asyncio.run(
+                _runner.run_plan(
+                    run_plan,
+                    store,
+                    output,
+                    concurrency=concurrency,
+                    on_progress=on_progress,
+                    watch=refresh,
+                )
+            )
+        counts, usage, elapsed = outcome.counts, outcome.usage, outcome.elapsed_s
         stored = store.counts()
         errors = store.errors()
     finally:

@@ -1,0 +1,72 @@
+"""The out-of-tree paradigm in examples/plugin: installed like any package, found through its
+entry point, and run through every command from a directory outside the project."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "plugin"
+BACKCHANNEL = str(Path(sys.executable).with_name("backchannel"))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin installed into its own folder (not into the test environment)."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target, PLUGIN],
+        check=True,
+        capture_output=True,
+    )
+    return target
+
+
+def command(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    return subprocess.run(
+        [BACKCHANNEL, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.slow
+def test_the_plugin_runs_through_every_command(site: Path, tmp_path: Path) -> None:
+    shutil.copy(PLUGIN / "experiment.yaml", tmp_path / "experiment.yaml")
+    ran = command(site, tmp_path, "run", "experiment.yaml", "-o", "run", "--model", "sim")
+    assert ran.returncode == 0, ran.stderr
+    status = command(site, tmp_path, "status", "run")
+    assert status.returncode == 0, status.stderr
+    assert "4 done" in status.stdout
+    metrics = command(site, tmp_path, "metrics", "run", "--json")
+    assert metrics.returncode == 0, metrics.stderr
+    figures = json.loads(metrics.stdout)
+    assert figures["conversations"] == 4
+    # 3 + 4 agents, 2 statements, 3 checkpoints: every ballot is read (sim answers the label set).
+    assert sum(row["n"] for row in figures["yes_share_by_checkpoint"]) == (3 + 4) * 2 * 3
+    assert figures["unreadable_votes"] == 0
+    report = command(site, tmp_path, "report", "run")
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "run" / "report" / "report.html").is_file()
+    export = command(site, tmp_path, "export", "run", "--format", "csv", "-o", "tables")
+    assert export.returncode == 0, export.stderr
+    again = command(site, tmp_path, "metrics", "--tables", "tables", "--json")
+    assert json.loads(again.stdout) == figures
+
+
+@pytest.mark.slow
+def test_a_class_path_names_a_paradigm_without_an_entry_point(site: Path, tmp_path: Path) -> None:
+    text = (PLUGIN / "experiment.yaml").read_text()
+    path = tmp_path / "experiment.yaml"
+    path.write_text(text.replace("paradigm: poll ", "paradigm: backchannel_poll:Poll "))
+    ran = command(site, tmp_path, "run", "experiment.yaml", "-o", "run", "--model", "sim")
+    assert ran.returncode == 0, ran.stderr
+    assert command(site, tmp_path, "export", "run", "-o", "t").returncode == 0
+    assert json.loads((tmp_path / "t" / "manifest.json").read_text())["paradigm"] == (
+        "backchannel_poll:Poll"
+    )
