@@ -232,6 +232,7 @@ def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
             endpoints=[e.to_settings() for e in experiment.endpoints],
             local=experiment.local.to_settings(),
             max_in_flight=concurrency,
+            model_settings=experiment.model_settings(),
         )
     except ConfigError as error:
         raise ConfigError(f"{run_plan.loaded.path}: {error}") from None
@@ -250,6 +251,7 @@ def make_client(
         retry=experiment.retry.to_policy(),
         max_in_flight=concurrency,
         max_reasks=experiment.max_reasks,
+        model_settings=experiment.model_settings(),
     )
     return client, cache
 

@@ -6,7 +6,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from backchannel.backends import EndpointSettings, LocalSettings, Price, RetryPolicy
+from backchannel.backends import (
+    EndpointSettings,
+    LocalSettings,
+    ModelSettings,
+    Price,
+    RetryPolicy,
+    ThinkTags,
+    check_extra_body,
+)
 
 
 class PriceConfig(BaseModel):
@@ -39,6 +47,13 @@ class EndpointConfig(BaseModel):
         "GBNF), none (validate and re-ask only).",
     )
     price: PriceConfig = Field(default_factory=PriceConfig)
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Server-specific request fields merged into every request to this endpoint "
+        "(e.g. vLLM's min_p, repetition_penalty, chat_template_kwargs).",
+    )
+
+    _check_extra_body = field_validator("extra_body")(check_extra_body)
 
     def to_settings(self) -> EndpointSettings:
         return EndpointSettings(
@@ -50,6 +65,63 @@ class EndpointConfig(BaseModel):
             timeout_s=self.timeout_s,
             constrained=self.constrained,
             price=Price(self.price.prompt_per_million, self.price.completion_per_million),
+            extra_body=self.extra_body,
+        )
+
+
+class ThinkTagsConfig(BaseModel):
+    """How a model marks its reasoning inside the text it sends."""
+
+    model_config = ConfigDict(extra="forbid")
+    open: str = Field("<think>", min_length=1, description="The opening tag.")
+    close: str = Field("</think>", min_length=1, description="The closing tag.")
+    opened_by_template: bool = Field(
+        False,
+        description="The chat template opens the block, so the output starts inside it.",
+    )
+
+    def to_tags(self) -> ThinkTags:
+        return ThinkTags(self.open, self.close, self.opened_by_template)
+
+
+class GenerationConfig(BaseModel):
+    """Call defaults for the models whose names match `models`; a call's own settings win."""
+
+    model_config = ConfigDict(extra="forbid")
+    models: str = Field(description="Glob over model strings, e.g. 'openai/qwen3-*'.")
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = Field(
+        None, description="Sent as the OpenAI API field reasoning_effort; unset: not sent."
+    )
+    stop: list[str] = Field(default_factory=list, description="Stop sequences.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Server-specific request fields, over the endpoint's extra_body.",
+    )
+    think_tags: ThinkTagsConfig | None = Field(
+        default_factory=ThinkTagsConfig,
+        description="How reasoning is marked in the text; null keeps the text as sent.",
+    )
+    own_reasoning: bool = Field(
+        False, description="Agents of these models see their own earlier reasoning."
+    )
+
+    _check_extra_body = field_validator("extra_body")(check_extra_body)
+
+    @field_validator("stop")
+    @classmethod
+    def _stops_not_empty(cls, stop: list[str]) -> list[str]:
+        if any(not s for s in stop):
+            raise ValueError("stop sequences must be non-empty")
+        return stop
+
+    def to_settings(self) -> ModelSettings:
+        return ModelSettings(
+            models=self.models,
+            reasoning_effort=self.reasoning_effort,
+            stop=tuple(self.stop),
+            extra_body=self.extra_body,
+            think_tags=None if self.think_tags is None else self.think_tags.to_tags(),
+            own_reasoning=self.own_reasoning,
         )
 
 
@@ -125,9 +197,18 @@ class Experiment(BaseModel):
         default_factory=dict, description="The paradigm's own settings (see its documentation)."
     )
     endpoints: list[EndpointConfig] = Field(default_factory=list)
+    generation: list[GenerationConfig] = Field(
+        default_factory=list,
+        description="Per-model call defaults (reasoning effort, stop, extra body, think tags); "
+        "the first rule whose glob matches a model applies.",
+    )
     local: LocalConfig = Field(default_factory=LocalConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     max_reasks: int = Field(2, ge=0, description="Re-asks after an unreadable constrained answer.")
+
+    def model_settings(self) -> list[ModelSettings]:
+        """The `generation` rules as the backends take them."""
+        return [rule.to_settings() for rule in self.generation]
 
     def replicates_for(self, cell: dict[str, Any]) -> int:
         """The replicate count of one cell: the first matching rule, else `replicates`."""
