@@ -80,7 +80,7 @@ def default_content(body: dict[str, Any]) -> str:
 
 
 def default_reasoning(body: dict[str, Any]) -> str:
-    """Deterministic reasoning of nine words, unique to the request."""
+    """Deterministic reasoning of eight words, unique to the request."""
     return f"Private reasoning {request_digest(body)[:12]}: the answer follows from this."
 
 
