@@ -130,3 +130,31 @@ def test_a_bad_rule_exits_2_with_one_message(
     assert result.exit_code == 2
     assert "generation.0.extra_body" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_the_fingerprint_covers_generation_rules_and_is_unchanged_without_them(
+    write_experiment: WriteExperiment,
+) -> None:
+    import hashlib
+
+    from backchannel import _runner
+
+    def fingerprint(data: dict[str, Any], name: str) -> str:
+        return _runner.fingerprint(load_experiment(write_experiment(data, name=name)))
+
+    endpoint = {"models": "openai/*", "base_url": "http://127.0.0.1:9/v1"}
+    plain = discussion_experiment(endpoints=[endpoint])
+    # what the fingerprint of this file was before these settings existed
+    loaded = load_experiment(write_experiment(plain, name="plain.yaml"))
+    resolved = loaded.resolved()
+    for key in ("name", "retry", "local", "generation"):
+        resolved.pop(key)
+    for key in ("base_url", "api_key_env", "max_in_flight", "timeout_s", "price", "extra_body"):
+        resolved["endpoints"][0].pop(key)
+    before = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()
+    assert fingerprint(plain, "plain.yaml") == before
+    ruled = discussion_experiment(
+        endpoints=[endpoint], generation=[{"models": "*", "reasoning_effort": "low"}]
+    )
+    bodied = discussion_experiment(endpoints=[{**endpoint, "extra_body": {"min_p": 0.1}}])
+    assert len({before, fingerprint(ruled, "ruled.yaml"), fingerprint(bodied, "b.yaml")}) == 3

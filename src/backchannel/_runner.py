@@ -79,6 +79,11 @@ def fingerprint(loaded: LoadedExperiment) -> str:
     for endpoint in resolved.get("endpoints", []):
         for name in _TRANSPORT_FIELDS:
             endpoint.pop(name, None)
+        if not endpoint.get("extra_body"):
+            endpoint.pop("extra_body", None)
+    # Left out when unused, so runs started before these settings existed still resume.
+    if not resolved.get("generation"):
+        resolved.pop("generation", None)
     payload = json.dumps(resolved, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
