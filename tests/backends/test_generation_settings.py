@@ -58,6 +58,8 @@ def test_a_key_without_the_new_settings_is_the_key_caches_were_written_with() ->
         {"extra_body": {"min_p": 0.05}},
         {"extra_body": {"min_p": 0.1}},
         {"extra_body": {"chat_template_kwargs": {"enable_thinking": False}}},
+        {"max_tokens_field": "max_completion_tokens"},
+        {"sampling": False},
     ],
 )
 def test_each_setting_changes_the_cache_key(changed: dict[str, Any]) -> None:
@@ -78,6 +80,8 @@ def test_the_key_does_not_depend_on_the_order_of_extra_body_keys() -> None:
         ({"stop": "###"}, "a list of stop sequences"),
         ({"stop": ("",)}, "non-empty strings"),
         ({"extra_body": {"max_tokens": 5}}, "may not set 'max_tokens'"),
+        ({"extra_body": {"max_completion_tokens": 5}}, "may not set 'max_completion_tokens'"),
+        ({"max_tokens_field": "n_predict"}, "max_tokens_field must be one of"),
         ({"extra_body": {"model": "x"}}, "may not set 'model'"),
         ({"extra_body": {"x": object()}}, "only JSON values"),
         ({"extra_body": {"x": float("nan")}}, "only JSON values"),
@@ -104,6 +108,14 @@ def test_a_call_s_own_settings_win_over_the_model_s_and_bodies_merge_key_by_key(
     assert merged.reasoning_effort == "low"
     assert merged.stop == ("END",)
     assert merged.extra_body == {"min_p": 0.2, "top_k": 20}
+    # a model without sampling settings gets none, whatever the call asks
+    hosted = ModelSettings(max_tokens_field="max_completion_tokens", sampling=False)
+    sent = hosted.apply(_request(GenerationSettings(temperature=0.0))).settings
+    assert (sent.max_tokens_field, sent.sampling, sent.temperature) == (
+        "max_completion_tokens",
+        False,
+        0.0,
+    )
     # nothing to add: the very same request comes back
     plain = _request(GenerationSettings())
     assert ModelSettings().apply(plain) is plain

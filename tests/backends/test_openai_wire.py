@@ -92,6 +92,30 @@ CASES: list[tuple[str, Request, dict[str, Any]]] = [
             "extra_body": {"min_p": 0.05, "chat_template_kwargs": {"enable_thinking": True}},
         },
     ),
+    # a hosted reasoning model: the limit as max_completion_tokens, no sampling settings
+    (
+        "json_schema",
+        Request(
+            MODEL,
+            MESSAGES,
+            GenerationSettings(
+                0.3,
+                0.9,
+                17,
+                reasoning_effort="low",
+                max_tokens_field="max_completion_tokens",
+                sampling=False,
+            ),
+            seed=42,
+        ),
+        {
+            "model": "fake-model",
+            "messages": [m.as_dict() for m in MESSAGES],
+            "max_completion_tokens": 17,
+            "reasoning_effort": "low",
+            "seed": 42,
+        },
+    ),
     (
         "grammar",
         Request(

@@ -41,8 +41,9 @@ _ADDED_COLUMNS = {
 def cache_key(request: Request, endpoint: str) -> str:
     """The SHA-256 of the request's output-relevant fields and the endpoint.
 
-    Reasoning effort, stop sequences and extra body fields enter the key only when set, so
-    the keys of calls without them (and caches written before they existed) stay the same.
+    Reasoning effort, stop sequences, extra body fields, the max-tokens field and sampling
+    left to the server enter the key only when set, so the keys of calls without them (and
+    caches written before they existed) stay the same.
     """
     settings = request.settings
     fields: dict[str, object] = {
@@ -63,6 +64,11 @@ def cache_key(request: Request, endpoint: str) -> str:
         fields["stop"] = list(settings.stop)
     if settings.extra_body:
         fields["extra_body"] = settings.extra_body
+    if settings.max_tokens_field != "max_tokens":
+        fields["max_tokens_field"] = settings.max_tokens_field
+    if not settings.sampling:
+        # temperature and top_p were not sent: the server's defaults decided
+        fields["sampling"] = False
     payload = json.dumps(
         fields,
         sort_keys=True,

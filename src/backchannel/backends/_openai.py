@@ -135,7 +135,7 @@ class OpenAIBackend:
         body: dict[str, Any] = {
             "model": request.model.split("/", 1)[1],
             "messages": [m.as_dict() for m in request.messages],
-            "max_tokens": settings.max_tokens,
+            settings.max_tokens_field: settings.max_tokens,
         }
         if settings.reasoning_effort is not None:
             body["reasoning_effort"] = settings.reasoning_effort
@@ -154,8 +154,9 @@ class OpenAIBackend:
         body["seed"] = request.seed
         if settings.stop:
             body["stop"] = list(settings.stop)
-        body["temperature"] = settings.temperature
-        body["top_p"] = settings.top_p
+        if settings.sampling:
+            body["temperature"] = settings.temperature
+            body["top_p"] = settings.top_p
         # What the SDK's `extra_body` does: extra keys after the typed ones.
         body.update(settings.extra_body)
         if grammar is not None:

@@ -16,6 +16,7 @@ from backchannel.backends._reasoning import ThinkTags
 from backchannel.backends._types import (
     REASONING_EFFORTS,
     GenerationSettings,
+    MaxTokensField,
     ReasoningEffort,
     Request,
     check_extra_body,
@@ -29,6 +30,8 @@ class ModelSettings:
     `think_tags` None keeps the text as it is (no think blocks are taken out);
     `own_reasoning` lets an agent of this model see its own earlier reasoning in its later
     prompts (never anyone else's), unless the agent itself says otherwise.
+    `max_tokens_field` and `sampling`: see GenerationSettings (for the hosted API's reasoning
+    models: `max_completion_tokens`, no sampling settings).
     """
 
     models: str = "*"
@@ -37,6 +40,8 @@ class ModelSettings:
     extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
     think_tags: ThinkTags | None = ThinkTags()
     own_reasoning: bool = False
+    max_tokens_field: MaxTokensField = "max_tokens"
+    sampling: bool = True
 
     def __post_init__(self) -> None:
         if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
@@ -45,7 +50,11 @@ class ModelSettings:
                 f"got {self.reasoning_effort!r}"
             )
         # The same checks as a call's settings, so a bad default fails when it is read.
-        GenerationSettings(stop=tuple(self.stop), extra_body=self.extra_body)
+        GenerationSettings(
+            stop=tuple(self.stop),
+            extra_body=self.extra_body,
+            max_tokens_field=self.max_tokens_field,
+        )
         object.__setattr__(self, "stop", tuple(self.stop))
         object.__setattr__(self, "extra_body", check_extra_body(self.extra_body))
 
@@ -60,12 +69,18 @@ class ModelSettings:
             extra_body={**endpoint_body, **self.extra_body},
             think_tags=self.think_tags,
             own_reasoning=self.own_reasoning,
+            max_tokens_field=self.max_tokens_field,
+            sampling=self.sampling,
         )
 
     def apply(self, request: Request) -> Request:
         """The request with these defaults under its own settings."""
         settings = request.settings.under(
-            reasoning_effort=self.reasoning_effort, stop=self.stop, extra_body=self.extra_body
+            reasoning_effort=self.reasoning_effort,
+            stop=self.stop,
+            extra_body=self.extra_body,
+            max_tokens_field=self.max_tokens_field,
+            sampling=self.sampling,
         )
         return request if settings is request.settings else replace(request, settings=settings)
 

@@ -11,6 +11,8 @@ Role = Literal["system", "user", "assistant"]
 Status = Literal["ok", "parse_failure", "error", "refusal", "truncated"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high")
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+MAX_TOKENS_FIELDS: tuple[str, ...] = ("max_tokens", "max_completion_tokens")
 RESERVED_BODY_KEYS = frozenset(
     {
         "model",
@@ -18,6 +20,7 @@ RESERVED_BODY_KEYS = frozenset(
         "stream",
         "n",
         "max_tokens",
+        "max_completion_tokens",
         "temperature",
         "top_p",
         "seed",
@@ -70,7 +73,9 @@ class GenerationSettings:
 
     `reasoning_effort` is sent as the OpenAI API field; `stop` lists stop sequences;
     `extra_body` holds server-specific fields (vLLM's `min_p`, `chat_template_kwargs`, ...)
-    merged into the request body. Unset (None, empty) fields are not sent.
+    merged into the request body. Unset (None, empty) fields are not sent. The hosted API's
+    reasoning models take the limit as `max_completion_tokens` (`max_tokens_field`) and refuse
+    any temperature or top_p but their defaults (`sampling=False` sends neither).
     """
 
     temperature: float = 0.7
@@ -79,8 +84,15 @@ class GenerationSettings:
     reasoning_effort: ReasoningEffort | None = None
     stop: tuple[str, ...] = ()
     extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    max_tokens_field: MaxTokensField = "max_tokens"
+    sampling: bool = True
 
     def __post_init__(self) -> None:
+        if self.max_tokens_field not in MAX_TOKENS_FIELDS:
+            raise ValueError(
+                f"max_tokens_field must be one of {', '.join(MAX_TOKENS_FIELDS)}, "
+                f"got {self.max_tokens_field!r}"
+            )
         if not 0.0 <= self.temperature <= 2.0:
             raise ValueError(f"temperature must be within 0..2, got {self.temperature}")
         if not 0.0 < self.top_p <= 1.0:
@@ -106,10 +118,19 @@ class GenerationSettings:
         reasoning_effort: ReasoningEffort | None = None,
         stop: tuple[str, ...] = (),
         extra_body: Mapping[str, Any] | None = None,
+        max_tokens_field: MaxTokensField = "max_tokens",
+        sampling: bool = True,
     ) -> GenerationSettings:
-        """These settings over per-model defaults: a value set here wins, and `extra_body`
-        merges key by key (this call's keys over the defaults')."""
-        if reasoning_effort is None and not stop and not extra_body:
+        """These settings over per-model defaults: a value set here wins, `extra_body` merges
+        key by key (this call's keys over the defaults'), and a model that takes no sampling
+        settings gets none."""
+        if (
+            reasoning_effort is None
+            and not stop
+            and not extra_body
+            and max_tokens_field == "max_tokens"
+            and sampling
+        ):
             return self
         return GenerationSettings(
             temperature=self.temperature,
@@ -118,6 +139,10 @@ class GenerationSettings:
             reasoning_effort=self.reasoning_effort or reasoning_effort,
             stop=self.stop or stop,
             extra_body={**(extra_body or {}), **self.extra_body},
+            max_tokens_field=(
+                self.max_tokens_field if self.max_tokens_field != "max_tokens" else max_tokens_field
+            ),
+            sampling=self.sampling and sampling,
         )
 
 

@@ -104,6 +104,16 @@ class GenerationConfig(BaseModel):
     own_reasoning: bool = Field(
         False, description="Agents of these models see their own earlier reasoning."
     )
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = Field(
+        "max_tokens",
+        description="The request field of the token limit; the hosted OpenAI API's reasoning "
+        "models take max_completion_tokens.",
+    )
+    sampling: bool = Field(
+        True,
+        description="Send temperature and top_p; false for models that accept only their "
+        "defaults (the hosted OpenAI API's reasoning models).",
+    )
 
     _check_extra_body = field_validator("extra_body")(check_extra_body)
 
@@ -122,6 +132,8 @@ class GenerationConfig(BaseModel):
             extra_body=self.extra_body,
             think_tags=None if self.think_tags is None else self.think_tags.to_tags(),
             own_reasoning=self.own_reasoning,
+            max_tokens_field=self.max_tokens_field,
+            sampling=self.sampling,
         )
 
 
