@@ -158,3 +158,35 @@ def test_the_fingerprint_covers_generation_rules_and_is_unchanged_without_them(
     )
     bodied = discussion_experiment(endpoints=[{**endpoint, "extra_body": {"min_p": 0.1}}])
     assert len({before, fingerprint(ruled, "ruled.yaml"), fingerprint(bodied, "b.yaml")}) == 3
+
+
+def test_a_generation_rule_maps_every_key_to_the_backends(
+    write_experiment: WriteExperiment,
+) -> None:
+    from backchannel.backends import ModelSettings, ThinkTags
+
+    rule = {
+        "models": "openai/gpt-5*",
+        "reasoning_effort": "minimal",
+        "stop": ["END"],
+        "extra_body": {"verbosity": "low"},
+        "think_tags": {"open": "<r>", "close": "</r>", "opened_by_template": True},
+        "own_reasoning": True,
+        "max_tokens_field": "max_completion_tokens",
+        "sampling": False,
+    }
+    off = {"models": "local/*", "think_tags": None}
+    loaded = load_experiment(write_experiment(discussion_experiment(generation=[rule, off])))
+    assert loaded.experiment.model_settings() == [
+        ModelSettings(
+            models="openai/gpt-5*",
+            reasoning_effort="minimal",
+            stop=("END",),
+            extra_body={"verbosity": "low"},
+            think_tags=ThinkTags("<r>", "</r>", opened_by_template=True),
+            own_reasoning=True,
+            max_tokens_field="max_completion_tokens",
+            sampling=False,
+        ),
+        ModelSettings(models="local/*", think_tags=None),
+    ]
