@@ -130,3 +130,24 @@ async def test_an_agent_recalls_only_its_own_reasoning_when_allowed(
     # never anyone else's: Bob sees Alice's answer only, Alice never sees Bob's reasoning
     assert "secret-thought-0" not in bob_later and "secret-thought-1" not in alice_later
     assert "Alice: answer-0 Canberra" in bob_later
+
+
+async def test_an_anonymised_view_never_shows_own_reasoning() -> None:
+    """Under another self-name the reasoning beside some messages would tell which were its own."""
+    script = Script()
+    async with FakeOpenAIServer(
+        responder=script.answer, reasoning="reasoning_content", reasoner=script.thought
+    ) as server:
+        ctx = _context(server, ModelSettings(own_reasoning=True))
+        alice = Agent("Alice", "p", MODEL, settings=SETTINGS)
+        room = ctx.room([alice, Agent("Bob", "p", MODEL, settings=SETTINGS)])
+        try:
+            await room.run_round(1, "Speak.")
+            await room.probe(alice, "Who was right?", checkpoint=1, self_name="Participant 3")
+            await room.probe(alice, "Your answer?", checkpoint=1)
+        finally:
+            await ctx.client.aclose()
+    anonymised, own = _prompt(server.requests[2]), _prompt(server.requests[3])
+    assert "Participant 3: answer-0 Canberra" in anonymised
+    assert "secret-thought" not in anonymised
+    assert "You (private reasoning): secret-thought-0" in own

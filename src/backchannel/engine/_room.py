@@ -97,7 +97,9 @@ class Room:
             self.current_round if completed_rounds is None else completed_rounds,
             None if full_history else self.memory_rounds,
         )
-        return render_view(entries, viewer, self_name, self._own_reasoning(viewer))
+        # Under another name (an anonymised re-ask) the reasoning would tell which were its own.
+        recall = self_name == "You" and self._own_reasoning(viewer)
+        return render_view(entries, viewer, self_name, recall)
 
     def _own_reasoning(self, name: str) -> bool:
         """Whether `name` recalls its own reasoning: the agent's setting, else its model's."""
