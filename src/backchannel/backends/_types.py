@@ -52,6 +52,8 @@ def check_extra_body(extra_body: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON-only copy of server-specific request fields; raises ValueError naming a bad key."""
     if not isinstance(extra_body, Mapping):
         raise ValueError(f"extra_body must be a mapping of request fields, got {extra_body!r}")
+    if not extra_body:
+        return {}
     for key in extra_body:
         if not isinstance(key, str) or not key:
             raise ValueError(f"extra_body keys must be non-empty strings, got {key!r}")
