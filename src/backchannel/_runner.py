@@ -80,6 +80,11 @@ def fingerprint(loaded: LoadedExperiment) -> str:
     for endpoint in resolved.get("endpoints", []):
         for name in _TRANSPORT_FIELDS:
             endpoint.pop(name, None)
+        if not endpoint.get("extra_body"):
+            endpoint.pop("extra_body", None)
+    # Left out when unused, so runs started before these settings existed still resume.
+    if not resolved.get("generation"):
+        resolved.pop("generation", None)
     payload = json.dumps(resolved, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -287,6 +292,7 @@ def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
             endpoints=[e.to_settings() for e in experiment.endpoints],
             local=experiment.local.to_settings(),
             max_in_flight=concurrency,
+            model_settings=experiment.model_settings(),
         )
     except ConfigError as error:
         raise ConfigError(f"{run_plan.loaded.path}: {error}") from None
@@ -305,6 +311,7 @@ def make_client(
         retry=experiment.retry.to_policy(),
         max_in_flight=concurrency,
         max_reasks=experiment.max_reasks,
+        model_settings=experiment.model_settings(),
     )
     return client, cache
 

@@ -131,3 +131,65 @@ def test_a_model_no_listed_endpoint_matches_is_a_config_error() -> None:
     assert resolve_routes(["openai/llama-3"], endpoints=endpoints)
     with pytest.raises(ConfigError, match=r"no endpoint serves openai/qwen.*'openai/llama-\*'"):
         resolve_routes(["openai/qwen"], endpoints=endpoints)
+
+
+def test_an_old_cache_file_gains_the_reasoning_columns_and_keeps_its_answers(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "cache.sqlite"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL, "
+        "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
+        "finish_reason TEXT NOT NULL, created REAL NOT NULL)"
+    )
+    old.execute("INSERT INTO responses VALUES ('k', 'openai/m', 'hello', 3, 1, 'stop', 0)")
+    old.commit()
+    old.close()
+    cache = ResponseCache(path)
+    assert cache.get("k") == RawCompletion("hello", 3, 1, cached=True)
+    cache.put("r", "openai/m", RawCompletion("5", 2, 6, reasoning="hm", reasoning_tokens=5))
+    assert cache.get("r") == RawCompletion(
+        "5", 2, 6, cached=True, reasoning="hm", reasoning_tokens=5
+    )
+    cache.close()
+    # opening it again finds the columns there
+    ResponseCache(path).close()
+
+
+async def test_two_constrained_modes_of_one_url_share_a_cache_file_but_not_answers(
+    tmp_path: Path,
+) -> None:
+    from backchannel.backends import (
+        EndpointSettings,
+        GenerationSettings,
+        JsonSchema,
+        Message,
+        Request,
+        build_client,
+    )
+    from backchannel.testing import FakeOpenAIServer
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    schema = JsonSchema.of({"type": "object", "properties": {"n": {"type": "integer"}}})
+    request = Request(
+        "openai/fake-model", (Message("user", "n?"),), GenerationSettings(), schema, seed=1
+    )
+    async with FakeOpenAIServer() as server:
+        for mode in ("json_schema", "none", "json_schema"):
+            client = build_client(
+                ["openai/fake-model"],
+                endpoints=[EndpointSettings(base_url=server.base_url, constrained=mode)],
+                cache=cache,
+                max_reasks=0,
+            )
+            try:
+                await client.generate(request)
+            finally:
+                await client.aclose()
+    # json_schema, then none (another body: another entry), then json_schema from the cache
+    assert len(server.requests) == 2
+    assert "response_format" in server.requests[0] and "response_format" not in server.requests[1]
+    cache.close()

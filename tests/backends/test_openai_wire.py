@@ -69,6 +69,67 @@ CASES: list[tuple[str, Request, dict[str, Any]]] = [
         {**_PLAIN, "extra_body": {"grammar": 'root ::= "1" | "2" | "3"'}},
     ),
     ("none", _request(JsonSchema.of(SCHEMA)), _PLAIN),
+    # reasoning effort and stop as the typed fields, server-specific fields as `extra_body`
+    (
+        "json_schema",
+        Request(
+            MODEL,
+            MESSAGES,
+            GenerationSettings(
+                temperature=0.3,
+                top_p=0.9,
+                max_tokens=17,
+                reasoning_effort="low",
+                stop=("\nUser:", "###"),
+                extra_body={"min_p": 0.05, "chat_template_kwargs": {"enable_thinking": True}},
+            ),
+            seed=42,
+        ),
+        {
+            **_PLAIN,
+            "reasoning_effort": "low",
+            "stop": ["\nUser:", "###"],
+            "extra_body": {"min_p": 0.05, "chat_template_kwargs": {"enable_thinking": True}},
+        },
+    ),
+    # a hosted reasoning model: the limit as max_completion_tokens, no sampling settings
+    (
+        "json_schema",
+        Request(
+            MODEL,
+            MESSAGES,
+            GenerationSettings(
+                0.3,
+                0.9,
+                17,
+                reasoning_effort="low",
+                max_tokens_field="max_completion_tokens",
+                sampling=False,
+            ),
+            seed=42,
+        ),
+        {
+            "model": "fake-model",
+            "messages": [m.as_dict() for m in MESSAGES],
+            "max_completion_tokens": 17,
+            "reasoning_effort": "low",
+            "seed": 42,
+        },
+    ),
+    (
+        "grammar",
+        Request(
+            MODEL,
+            MESSAGES,
+            GenerationSettings(0.3, 0.9, 17, extra_body={"repetition_penalty": 1.1}),
+            IntRange(1, 3),
+            seed=42,
+        ),
+        {
+            **_PLAIN,
+            "extra_body": {"repetition_penalty": 1.1, "grammar": 'root ::= "1" | "2" | "3"'},
+        },
+    ),
 ]
 
 
@@ -186,3 +247,32 @@ async def test_failures_keep_their_kind_on_the_aiohttp_transport(
             await backend.aclose()
     assert raised.value.connection is connection
     assert ("cannot connect" in str(raised.value)) is connection
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reading_the_reasoning_field_and_reasoning_tokens(field: str) -> None:
+    data = {
+        "choices": [_choice({"role": "assistant", "content": "5", field: "Hm."}, "stop")],
+        "usage": {
+            "prompt_tokens": 9,
+            "completion_tokens": 7,
+            "completion_tokens_details": {"reasoning_tokens": 6},
+        },
+    }
+    assert _completion(data, "http://e/v1", 0.1) == RawCompletion(
+        text="5",
+        prompt_tokens=9,
+        completion_tokens=7,
+        latency_s=0.1,
+        reasoning="Hm.",
+        reasoning_tokens=6,
+    )
+
+
+def test_null_reasoning_details_read_as_none() -> None:
+    data = {
+        "choices": [_choice({"role": "assistant", "content": "5", "reasoning_content": None})],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "completion_tokens_details": None},
+    }
+    raw = _completion(data, "http://e/v1", 0.0)
+    assert (raw.reasoning, raw.reasoning_tokens) == ("", 0)

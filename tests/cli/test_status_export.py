@@ -93,7 +93,10 @@ def test_status_shows_answers_paid_for_by_conversations_not_yet_stored(
     assert invoke("run", write_experiment(), "-o", run, "--limit", "1").exit_code == 0
     # A killed run leaves answers in the cache that no stored conversation accounts for.
     with sqlite3.connect(run / "cache.sqlite") as db:
-        db.execute("INSERT INTO responses VALUES ('k', 'sim', 'x', 100, 7, 'stop', 0)")
+        db.execute(
+            "INSERT INTO responses (key, model, text, prompt_tokens, completion_tokens, "
+            "finish_reason, created) VALUES ('k', 'sim', 'x', 100, 7, 'stop', 0)"
+        )
     status = invoke("status", run)
     assert "response cache: 11 answers" in status.stdout
 

@@ -21,11 +21,13 @@ EVENT_COLUMNS = [
     "role",
     "channel",
     "text",
+    "reasoning",
     "value",
     "status",
     "model",
     "prompt_tokens",
     "completion_tokens",
+    "reasoning_tokens",
     "latency_s",
     "cached",
     "meta",
@@ -56,7 +58,18 @@ CONVERSATION_BASE_COLUMNS = [
 
 # Text columns that are never null: CSV writes "" and null alike, so these read back as "".
 _TEXT_NOT_NULL = {
-    "events": ["kind", "name", "agent", "role", "channel", "text", "status", "model", "meta"],
+    "events": [
+        "kind",
+        "name",
+        "agent",
+        "role",
+        "channel",
+        "text",
+        "reasoning",
+        "status",
+        "model",
+        "meta",
+    ],
     "labels": ["judge", "status", "text", "model"],
     "conversations": ["cell_key", "cell", "item_id", "status", "meta"],
 }

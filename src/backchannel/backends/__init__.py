@@ -11,6 +11,8 @@ from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
 from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
 from backchannel.backends._limit import PriorityLimiter
 from backchannel.backends._local import SMALL_MODEL_WARNING
+from backchannel.backends._profile import ModelSettings
+from backchannel.backends._reasoning import Split, ThinkTags, split_reasoning
 from backchannel.backends._registry import (
     EndpointSettings,
     LocalSettings,
@@ -31,7 +33,10 @@ from backchannel.backends._types import (
     OutputConstraint,
     Ranking,
     RawCompletion,
+    ReasoningEffort,
     Request,
+    Status,
+    check_extra_body,
 )
 from backchannel.backends._usage import Price, Usage, UsageMeter
 
@@ -48,23 +53,29 @@ __all__ = [
     "LabelSet",
     "LocalSettings",
     "Message",
+    "ModelSettings",
     "OutputConstraint",
     "ParseResult",
     "Price",
     "PriorityLimiter",
     "Ranking",
     "RawCompletion",
+    "ReasoningEffort",
     "Request",
     "RequestRejected",
     "ResponseCache",
     "RetryPolicy",
     "Route",
+    "Split",
+    "Status",
+    "ThinkTags",
     "TransientBackendError",
     "Usage",
     "UsageMeter",
     "build_client",
     "cache_key",
     "cache_totals",
+    "check_extra_body",
     "check_model",
     "gbnf_grammar",
     "parse",
@@ -72,5 +83,6 @@ __all__ = [
     "resolve_routes",
     "scripted_answer",
     "split_model",
+    "split_reasoning",
     "unregister_sim",
 ]

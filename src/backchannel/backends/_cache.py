@@ -1,8 +1,10 @@
 """A response cache in SQLite keyed by everything that changes a model's output.
 
 Keys include the replicate index and the re-ask attempt, so sampled replicates differ while a
-re-run (or a resumed run) replays exactly. Writes are committed at once (WAL, synchronous=NORMAL),
-so a killed run keeps every answer it paid for.
+re-run (or a resumed run) replays exactly. The text is stored as the server sent it (think
+blocks included) beside its reasoning field, so a changed think-tag rule re-splits cached
+answers. Writes are committed at once (WAL, synchronous=NORMAL), so a killed run keeps every
+answer it paid for.
 """
 
 from __future__ import annotations
@@ -24,26 +26,51 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     finish_reason TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    reasoning TEXT NOT NULL DEFAULT '',
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0
 )
 """
+# Columns added since the first cache files; older files gain them when opened.
+_ADDED_COLUMNS = {
+    "reasoning": "TEXT NOT NULL DEFAULT ''",
+    "reasoning_tokens": "INTEGER NOT NULL DEFAULT 0",
+}
 
 
 def cache_key(request: Request, endpoint: str) -> str:
-    """The SHA-256 of the request's output-relevant fields and the endpoint."""
+    """The SHA-256 of the request's output-relevant fields and the endpoint.
+
+    Reasoning effort, stop sequences, extra body fields, the max-tokens field and sampling
+    left to the server enter the key only when set, so the keys of calls without them (and
+    caches written before they existed) stay the same.
+    """
+    settings = request.settings
+    fields: dict[str, object] = {
+        "model": request.model,
+        "endpoint": endpoint,
+        "messages": [[m.role, m.content] for m in request.messages],
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "max_tokens": settings.max_tokens,
+        "seed": request.seed,
+        "constraint": constraint_key(request.constraint),
+        "replicate": request.replicate,
+        "attempt": request.attempt,
+    }
+    if settings.reasoning_effort is not None:
+        fields["reasoning_effort"] = settings.reasoning_effort
+    if settings.stop:
+        fields["stop"] = list(settings.stop)
+    if settings.extra_body:
+        fields["extra_body"] = settings.extra_body
+    if settings.max_tokens_field != "max_tokens":
+        fields["max_tokens_field"] = settings.max_tokens_field
+    if not settings.sampling:
+        # temperature and top_p were not sent: the server's defaults decided
+        fields["sampling"] = False
     payload = json.dumps(
-        {
-            "model": request.model,
-            "endpoint": endpoint,
-            "messages": [[m.role, m.content] for m in request.messages],
-            "temperature": request.settings.temperature,
-            "top_p": request.settings.top_p,
-            "max_tokens": request.settings.max_tokens,
-            "seed": request.seed,
-            "constraint": constraint_key(request.constraint),
-            "replicate": request.replicate,
-            "attempt": request.attempt,
-        },
+        fields,
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
@@ -61,11 +88,20 @@ class ResponseCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.execute(_SCHEMA)
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+        for column, declaration in _ADDED_COLUMNS.items():
+            if column not in present:
+                try:
+                    self._db.execute(f"ALTER TABLE responses ADD COLUMN {column} {declaration}")
+                except sqlite3.OperationalError as error:
+                    # Another process sharing this cache added it first.
+                    if "duplicate column" not in str(error):
+                        raise
 
     def get(self, key: str) -> RawCompletion | None:
         row = self._db.execute(
-            "SELECT text, prompt_tokens, completion_tokens, finish_reason FROM responses "
-            "WHERE key = ?",
+            "SELECT text, prompt_tokens, completion_tokens, finish_reason, reasoning, "
+            "reasoning_tokens FROM responses WHERE key = ?",
             (key,),
         ).fetchone()
         if row is None:
@@ -76,13 +112,15 @@ class ResponseCache:
             completion_tokens=row[2],
             finish_reason=row[3],
             cached=True,
+            reasoning=row[4],
+            reasoning_tokens=row[5],
         )
 
     def put(self, key: str, model: str, completion: RawCompletion) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO responses "
-            "(key, model, text, prompt_tokens, completion_tokens, finish_reason, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "(key, model, text, prompt_tokens, completion_tokens, finish_reason, created, "
+            "reasoning, reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 model,
@@ -91,6 +129,8 @@ class ResponseCache:
                 completion.completion_tokens,
                 completion.finish_reason,
                 time.time(),
+                completion.reasoning,
+                completion.reasoning_tokens,
             ),
         )
 

@@ -1,6 +1,10 @@
 """The client the engine calls: routes a request to its endpoint's wrapped backend, parses the
 answer under its constraint, re-asks a bounded number of times, and accounts for usage.
 
+Per-model defaults (reasoning effort, stop, extra body) go under the request before the cache
+sees it, so they are part of its key; the reasoning is split from the answer after it, here,
+once for every backend: only the answer is parsed, re-asked about and returned as `text`.
+
 Order of concern around every raw backend: cache (a hit takes no slot) -> in-flight limit ->
 retries. Accounting and parsing sit on top, so every re-ask is its own cached call.
 """
@@ -13,6 +17,8 @@ from typing import Any
 from backchannel.backends._base import Backend
 from backchannel.backends._constraints import format_instruction, parse, reask_instruction
 from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
+from backchannel.backends._profile import ModelSettings
+from backchannel.backends._reasoning import split_reasoning
 from backchannel.backends._types import Completion, Message, RawCompletion, Request, Status
 from backchannel.backends._usage import Price, Usage, UsageMeter
 from backchannel.errors import BackendUnavailable
@@ -20,10 +26,12 @@ from backchannel.errors import BackendUnavailable
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """The wrapped backend serving one model, and that model's price."""
+    """The wrapped backend serving one model, that model's price and its call defaults (the
+    endpoint's extra body already merged under the model's)."""
 
     backend: Backend
     price: Price = Price()
+    defaults: ModelSettings = ModelSettings()
 
 
 class LLMClient:
@@ -40,6 +48,11 @@ class LLMClient:
         except KeyError:
             raise BackendUnavailable(f"no backend was set up for model {model!r}") from None
 
+    def own_reasoning(self, model: str) -> bool:
+        """Whether agents of `model` see their own earlier reasoning by default."""
+        route = self._routes.get(model)
+        return route is not None and route.defaults.own_reasoning
+
     async def generate(self, request: Request, meter: UsageMeter | None = None) -> Completion:
         """Ask, parse, re-ask on unreadable answers; failures come back as data, not exceptions.
 
@@ -48,6 +61,7 @@ class LLMClient:
         (unreachable, refused key, unknown model).
         """
         route = self.route(request.model)
+        request = route.defaults.apply(request)
         meters = [self.usage.model(request.model)]
         if meter is not None:
             meters.append(meter.model(request.model))
@@ -58,7 +72,7 @@ class LLMClient:
                 last.role, f"{last.content}\n\n{format_instruction(request.constraint)}"
             )
         tally = _Tally(request.model)
-        text, error = "", "no answer"
+        text, reasoning, error = "", "", "no answer"
         for attempt in range(self._max_reasks + 1):
             tally.attempts = attempt + 1
             attempt_request = replace(request, messages=tuple(messages), attempt=attempt)
@@ -89,12 +103,27 @@ class LLMClient:
                 retries=raw.retries,
                 reasks=int(attempt > 0),
                 cost=cost,
+                reasoning_tokens=raw.reasoning_tokens,
             )
             tally.add(raw)
-            text = raw.text
+            split = split_reasoning(raw.text, raw.reasoning, route.defaults.think_tags)
+            text, reasoning = split.answer, split.reasoning
+            tally.reasoning = reasoning
             if raw.finish_reason == "content_filter":
                 return tally.completion(
                     text, None, "refusal", "the server's content filter stopped the answer"
+                )
+            if raw.finish_reason == "length" and (split.unterminated or (reasoning and not text)):
+                # Asking again would stop at the same place: this is a budget, not a reading,
+                # problem.
+                _count(meters, truncated=1)
+                return tally.completion(
+                    text,
+                    None,
+                    "truncated",
+                    f"the completion reached max_tokens ({request.settings.max_tokens}) inside "
+                    "its reasoning, before any answer; raise max_tokens to leave room for the "
+                    "answer, or lower reasoning_effort",
                 )
             parsed = parse(text, request.constraint)
             if parsed.ok:
@@ -127,10 +156,13 @@ class _Tally:
     retries: int = 0
     latency_s: float = 0.0
     cached: bool = True
+    reasoning: str = ""
+    reasoning_tokens: int = 0
 
     def add(self, raw: RawCompletion) -> None:
         self.prompt_tokens += raw.prompt_tokens
         self.completion_tokens += raw.completion_tokens
+        self.reasoning_tokens += raw.reasoning_tokens
         self.retries += raw.retries
         self.latency_s += raw.latency_s
         self.cached = self.cached and raw.cached
@@ -156,6 +188,8 @@ class _Tally:
             cached=self.cached if cached is None else cached,
             attempts=self.attempts,
             retries=self.retries,
+            reasoning=self.reasoning,
+            reasoning_tokens=self.reasoning_tokens,
         )
 
 

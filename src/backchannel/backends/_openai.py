@@ -34,8 +34,26 @@ _PATH = "/chat/completions"
 _OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}
 
 
+def _reasoning_of(message: dict[str, Any]) -> str:
+    """The server's separate reasoning field: `reasoning_content` (vLLM, SGLang, DeepSeek) or
+    `reasoning` (some routers and newer vLLM)."""
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _reasoning_tokens(usage: dict[str, Any]) -> int:
+    details = usage.get("completion_tokens_details")
+    if not isinstance(details, dict):
+        return 0
+    return int(details.get("reasoning_tokens") or 0)
+
+
 def _completion(data: object, endpoint: str, latency: float) -> RawCompletion:
-    """The first choice's text, finish reason and the usage of a decoded chat completion."""
+    """The first choice's text, reasoning, finish reason and the usage of a decoded chat
+    completion."""
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise TransientBackendError(f"{endpoint} returned no choices")
@@ -53,6 +71,8 @@ def _completion(data: object, endpoint: str, latency: float) -> RawCompletion:
         completion_tokens=usage.get("completion_tokens") or 0,
         latency_s=latency,
         finish_reason=finish_reason,
+        reasoning=_reasoning_of(message),
+        reasoning_tokens=_reasoning_tokens(usage),
     )
 
 
@@ -109,13 +129,16 @@ class OpenAIBackend:
         return self._endpoint
 
     def _body(self, request: Request) -> dict[str, Any]:
-        """The JSON body, keys in the order `chat.completions.create` writes them."""
+        """The JSON body, keys in the order `chat.completions.create` writes them (its
+        `extra_body` last)."""
         settings = request.settings
         body: dict[str, Any] = {
             "model": request.model.split("/", 1)[1],
             "messages": [m.as_dict() for m in request.messages],
-            "max_tokens": settings.max_tokens,
+            settings.max_tokens_field: settings.max_tokens,
         }
+        if settings.reasoning_effort is not None:
+            body["reasoning_effort"] = settings.reasoning_effort
         constraint = request.constraint
         grammar = None
         if constraint is not None and self._constrained != "none":
@@ -129,8 +152,13 @@ class OpenAIBackend:
                         "json_schema": {"name": constraint.name, "schema": schema},
                     }
         body["seed"] = request.seed
-        body["temperature"] = settings.temperature
-        body["top_p"] = settings.top_p
+        if settings.stop:
+            body["stop"] = list(settings.stop)
+        if settings.sampling:
+            body["temperature"] = settings.temperature
+            body["top_p"] = settings.top_p
+        # What the SDK's `extra_body` does: extra keys after the typed ones.
+        body.update(settings.extra_body)
         if grammar is not None:
             body["grammar"] = grammar
         return body

@@ -8,15 +8,17 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from backchannel.backends._base import Backend
 from backchannel.backends._cache import CachedBackend, ResponseCache
 from backchannel.backends._client import LLMClient, Route
 from backchannel.backends._limit import LimitedBackend, PriorityLimiter
+from backchannel.backends._profile import ModelSettings, model_settings_for
 from backchannel.backends._retry import RetryingBackend, RetryPolicy
+from backchannel.backends._types import check_extra_body
 from backchannel.backends._usage import Price
 from backchannel.errors import ConfigError
 
@@ -25,7 +27,11 @@ PROVIDERS = ("openai", "local", "sim")
 
 @dataclass(frozen=True, slots=True)
 class EndpointSettings:
-    """Where `openai/...` models matching `models` (a glob) are served, and how."""
+    """Where `openai/...` models matching `models` (a glob) are served, and how.
+
+    `extra_body` holds server-specific request fields merged into every request to this
+    endpoint (under the model's and the call's own).
+    """
 
     models: str = "openai/*"
     base_url: str | None = None
@@ -35,10 +41,12 @@ class EndpointSettings:
     timeout_s: float = 120.0
     constrained: Literal["json_schema", "grammar", "none"] = "json_schema"
     price: Price = Price()
+    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
+        object.__setattr__(self, "extra_body", check_extra_body(self.extra_body))
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +118,7 @@ class _RouteSpec:
     retried: bool
     price: Price
     cache_identity: str | None = None
+    defaults: ModelSettings = ModelSettings()
 
 
 def resolve_routes(
@@ -118,14 +127,17 @@ def resolve_routes(
     endpoints: Sequence[EndpointSettings] = (),
     local: LocalSettings = LocalSettings(),
     max_in_flight: int | None = None,
+    model_settings: Sequence[ModelSettings] = (),
 ) -> dict[str, _RouteSpec]:
     """Check every model's provider, endpoint, key and model file; raise ConfigError early.
 
     Builds nothing, so a command can check its models before it writes anything.
+    `model_settings` are per-model call defaults (first matching glob wins).
     """
     specs: dict[str, _RouteSpec] = {}
     for model in sorted(set(models)):
         provider, name = split_model(model)
+        defaults = model_settings_for(model, model_settings)
         if provider == "sim":
             from backchannel.backends._sim import SimBackend
 
@@ -134,7 +146,12 @@ def resolve_routes(
             except ValueError as error:
                 raise ConfigError(str(error)) from error
             specs[model] = _RouteSpec(
-                ("sim", name), functools.partial(SimBackend, name), None, False, Price()
+                ("sim", name),
+                functools.partial(SimBackend, name),
+                None,
+                False,
+                Price(),
+                defaults=defaults,
             )
         elif provider == "local":
             from backchannel.backends._local import LocalBackend, resolve_model_path
@@ -152,6 +169,7 @@ def resolve_routes(
                 max_in_flight or local.max_in_flight or local.parallel,
                 True,
                 Price(),
+                defaults=defaults,
             )
         else:
             from backchannel.backends._openai import OpenAIBackend
@@ -177,6 +195,7 @@ def resolve_routes(
                 True,
                 endpoint.price,
                 cache_identity=f"{base_url or 'openai'}|constrained={endpoint.constrained}",
+                defaults=defaults.over_endpoint(endpoint.extra_body),
             )
     return specs
 
@@ -190,16 +209,29 @@ def build_client(
     retry: RetryPolicy = RetryPolicy(),
     max_in_flight: int | None = None,
     max_reasks: int = 2,
+    model_settings: Sequence[ModelSettings] = (),
 ) -> LLMClient:
     """One wrapped backend per endpoint (shared by every model it serves), one route per model."""
     stacks: dict[tuple[str, ...], Backend] = {}
     routes: dict[str, Route] = {}
-    specs = resolve_routes(models, endpoints=endpoints, local=local, max_in_flight=max_in_flight)
+    specs = resolve_routes(
+        models,
+        endpoints=endpoints,
+        local=local,
+        max_in_flight=max_in_flight,
+        model_settings=model_settings,
+    )
     for model, spec in specs.items():
         if spec.key not in stacks:
             limiter = PriorityLimiter(spec.limit) if spec.limit is not None else None
-            stacks[spec.key] = _wrap(spec.build(), cache, limiter, retry if spec.retried else None)
-        routes[model] = Route(stacks[spec.key], spec.price)
+            stacks[spec.key] = _wrap(
+                spec.build(),
+                cache,
+                limiter,
+                retry if spec.retried else None,
+                spec.cache_identity,
+            )
+        routes[model] = Route(stacks[spec.key], spec.price, spec.defaults)
     return LLMClient(routes, max_reasks=max_reasks)
 
 

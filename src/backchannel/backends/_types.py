@@ -3,11 +3,34 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant"]
-Status = Literal["ok", "parse_failure", "error", "refusal"]
+Status = Literal["ok", "parse_failure", "error", "refusal", "truncated"]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
+REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high")
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+MAX_TOKENS_FIELDS: tuple[str, ...] = ("max_tokens", "max_completion_tokens")
+RESERVED_BODY_KEYS = frozenset(
+    {
+        "model",
+        "messages",
+        "stream",
+        "n",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "seed",
+        "stop",
+        "reasoning_effort",
+        "response_format",
+        "grammar",
+    }
+)
+"""Request-body keys the client writes itself; `extra_body` may not set them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,21 +48,104 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
+def check_extra_body(extra_body: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON-only copy of server-specific request fields; raises ValueError naming a bad key."""
+    if not isinstance(extra_body, Mapping):
+        raise ValueError(f"extra_body must be a mapping of request fields, got {extra_body!r}")
+    if not extra_body:
+        return {}
+    for key in extra_body:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"extra_body keys must be non-empty strings, got {key!r}")
+        if key in RESERVED_BODY_KEYS:
+            raise ValueError(
+                f"extra_body may not set {key!r}: the client writes that field itself (set "
+                "max_tokens, temperature, top_p, stop and reasoning_effort as their own settings)"
+            )
+    try:
+        copied: dict[str, Any] = json.loads(json.dumps(dict(extra_body), allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"extra_body must hold only JSON values ({error})") from None
+    return copied
+
+
 @dataclass(frozen=True, slots=True)
 class GenerationSettings:
-    """Sampling settings of one call; every field is part of the cache key."""
+    """Sampling settings of one call; every field is part of the cache key.
+
+    `reasoning_effort` is sent as the OpenAI API field; `stop` lists stop sequences;
+    `extra_body` holds server-specific fields (vLLM's `min_p`, `chat_template_kwargs`, ...)
+    merged into the request body. Unset (None, empty) fields are not sent. The hosted API's
+    reasoning models take the limit as `max_completion_tokens` (`max_tokens_field`) and refuse
+    any temperature or top_p but their defaults (`sampling=False` sends neither).
+    """
 
     temperature: float = 0.7
     top_p: float = 1.0
     max_tokens: int = 256
+    reasoning_effort: ReasoningEffort | None = None
+    stop: tuple[str, ...] = ()
+    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    max_tokens_field: MaxTokensField = "max_tokens"
+    sampling: bool = True
 
     def __post_init__(self) -> None:
+        if self.max_tokens_field not in MAX_TOKENS_FIELDS:
+            raise ValueError(
+                f"max_tokens_field must be one of {', '.join(MAX_TOKENS_FIELDS)}, "
+                f"got {self.max_tokens_field!r}"
+            )
         if not 0.0 <= self.temperature <= 2.0:
             raise ValueError(f"temperature must be within 0..2, got {self.temperature}")
         if not 0.0 < self.top_p <= 1.0:
             raise ValueError(f"top_p must be within (0, 1], got {self.top_p}")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
+            raise ValueError(
+                f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                f"got {self.reasoning_effort!r}"
+            )
+        if isinstance(self.stop, str):
+            raise ValueError("stop must be a list of stop sequences, not one string")
+        stop = tuple(self.stop)
+        if any(not isinstance(s, str) or not s for s in stop):
+            raise ValueError(f"stop sequences must be non-empty strings, got {list(stop)!r}")
+        object.__setattr__(self, "stop", stop)
+        object.__setattr__(self, "extra_body", check_extra_body(self.extra_body))
+
+    def under(
+        self,
+        *,
+        reasoning_effort: ReasoningEffort | None = None,
+        stop: tuple[str, ...] = (),
+        extra_body: Mapping[str, Any] | None = None,
+        max_tokens_field: MaxTokensField = "max_tokens",
+        sampling: bool = True,
+    ) -> GenerationSettings:
+        """These settings over per-model defaults: a value set here wins, `extra_body` merges
+        key by key (this call's keys over the defaults'), and a model that takes no sampling
+        settings gets none."""
+        if (
+            reasoning_effort is None
+            and not stop
+            and not extra_body
+            and max_tokens_field == "max_tokens"
+            and sampling
+        ):
+            return self
+        return GenerationSettings(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            reasoning_effort=self.reasoning_effort or reasoning_effort,
+            stop=self.stop or stop,
+            extra_body={**(extra_body or {}), **self.extra_body},
+            max_tokens_field=(
+                self.max_tokens_field if self.max_tokens_field != "max_tokens" else max_tokens_field
+            ),
+            sampling=self.sampling and sampling,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +260,12 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class RawCompletion:
-    """What a backend returns: text and usage, before any parsing."""
+    """What a backend returns: text and usage, before any parsing.
+
+    `text` is the message content as sent (think blocks included); `reasoning` is the server's
+    separate reasoning field (`reasoning_content` or `reasoning`), if any. `completion_tokens`
+    includes `reasoning_tokens`, as the OpenAI API counts them.
+    """
 
     text: str
     prompt_tokens: int = 0
@@ -163,13 +274,18 @@ class RawCompletion:
     finish_reason: str = "stop"
     cached: bool = False
     retries: int = 0
+    reasoning: str = ""
+    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """A finished call: the text, the parsed value and an explicit status.
+    """A finished call: the answer text, the parsed value and an explicit status.
 
-    A failure is data: `status` says what went wrong and `error` why; `value` is then None.
+    `text` is the answer only; `reasoning` is what the model thought before it (from the
+    server's reasoning field or a think block), kept apart so it never enters a room, a parser
+    or a judge. A failure is data: `status` says what went wrong and `error` why; `value` is
+    then None. `truncated` means the completion hit max_tokens inside its reasoning.
     """
 
     text: str
@@ -183,6 +299,8 @@ class Completion:
     cached: bool = False
     attempts: int = 1
     retries: int = 0
+    reasoning: str = ""
+    reasoning_tokens: int = 0
 
     @property
     def ok(self) -> bool:

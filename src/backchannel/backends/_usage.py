@@ -7,7 +7,11 @@ from dataclasses import asdict, dataclass, field, fields
 
 @dataclass
 class Usage:
-    """Counters for one model (or a total); `calls` counts every request, cache hits included."""
+    """Counters for one model (or a total); `calls` counts every request, cache hits included.
+
+    `completion_tokens` includes `reasoning_tokens` (where the server reports them);
+    `truncated` counts answers cut off by max_tokens inside their reasoning.
+    """
 
     calls: int = 0
     cache_hits: int = 0
@@ -18,6 +22,8 @@ class Usage:
     failures: int = 0
     parse_failures: int = 0
     cost: float = 0.0
+    reasoning_tokens: int = 0
+    truncated: int = 0
 
     def add(self, other: Usage) -> None:
         for f in fields(self):

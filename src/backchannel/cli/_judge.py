@@ -28,7 +28,7 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
         resolved = store.manifest().get("config_resolved") or {}
     finally:
         store.close()
-    known = {"endpoints", "local", "retry", "max_reasks"}
+    known = {"endpoints", "generation", "local", "retry", "max_reasks"}
     config = {key: value for key, value in resolved.items() if key in known}
     experiment = Experiment.model_validate({"name": "judge", "paradigm": "-", **config})
     cache = ResponseCache(run / CACHE_NAME)
@@ -40,6 +40,7 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
         retry=experiment.retry.to_policy(),
         max_in_flight=concurrency,
         max_reasks=experiment.max_reasks,
+        model_settings=experiment.model_settings(),
     )
     return client, cache
 

@@ -18,7 +18,7 @@ def _usage_line(usage: Usage) -> str:
     return (
         f"calls {usage.calls}  tokens {usage.prompt_tokens + usage.completion_tokens}  "
         f"cache hits {usage.cache_hits}  retries {usage.retries}  "
-        f"failures {usage.failures + usage.parse_failures}"
+        f"failures {usage.failures + usage.parse_failures + usage.truncated}"
     )
 
 

@@ -33,6 +33,8 @@ def status_command(
         f"calls {total.calls}  prompt tokens {total.prompt_tokens}  completion tokens "
         f"{total.completion_tokens}  cache hits {total.cache_hits}  retries {total.retries}  "
         f"re-asks {total.reasks}  failures {total.failures}  parse failures {total.parse_failures}"
+        + (f"  reasoning tokens {total.reasoning_tokens}" if total.reasoning_tokens else "")
+        + (f"  truncated in reasoning {total.truncated}" if total.truncated else "")
         + (f"  cost ${total.cost:.4f}" if total.cost else "")
     )
     for model, u in sorted(usage.by_model.items()):

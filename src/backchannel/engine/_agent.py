@@ -9,7 +9,11 @@ from backchannel.backends import GenerationSettings, check_model
 
 @dataclass(frozen=True, slots=True)
 class Agent:
-    """One participant. `system` is the stable instruction that opens every prompt it gets."""
+    """One participant. `system` is the stable instruction that opens every prompt it gets.
+
+    `own_reasoning`: whether its own earlier reasoning appears in its own later prompts (never
+    in anyone else's); None follows its model's setting, which defaults to no.
+    """
 
     name: str
     role: str
@@ -17,6 +21,7 @@ class Agent:
     persona: str = ""
     system: str = ""
     settings: GenerationSettings = field(default_factory=GenerationSettings)
+    own_reasoning: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.name or self.name.lower() in ("you", "moderator"):

@@ -36,6 +36,8 @@ class Event:
     latency_s: float = 0.0
     cached: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""
+    reasoning_tokens: int = 0
 
     def fill(self, completion: Completion) -> None:
         self.text = completion.text
@@ -46,6 +48,8 @@ class Event:
         self.completion_tokens = completion.completion_tokens
         self.latency_s = completion.latency_s
         self.cached = completion.cached
+        self.reasoning = completion.reasoning
+        self.reasoning_tokens = completion.reasoning_tokens
         if completion.error:
             self.meta["error"] = completion.error
         if completion.attempts > 1:

@@ -2,7 +2,8 @@
 
 An agent sees the last H rounds (the current round's earlier turns included), its own messages as
 "You:" and others by name, and only messages whose audience includes it. Private probe answers
-never enter the transcript, so no view can contain them.
+never enter the transcript, so no view can contain them; nor does anyone's reasoning, except an
+agent's own when it is allowed to recall it.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ MODERATOR = "Moderator"
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One public message: round 0 is the opening; `audience` None means everyone."""
+    """One public message: round 0 is the opening; `audience` None means everyone.
+
+    `reasoning` is what the speaker thought before it: only the speaker may ever see it.
+    """
 
     round: int
     turn: int
     speaker: str
     text: str
     audience: frozenset[str] | None = None
+    reasoning: str = ""
 
     def visible_to(self, name: str) -> bool:
         return self.audience is None or name == self.speaker or name in self.audience
@@ -41,10 +46,18 @@ def visible_entries(
     return [e for e in transcript if e.visible_to(viewer) and (e.round == 0 or e.round >= oldest)]
 
 
-def render_view(entries: Sequence[Entry], viewer: str, self_name: str = "You") -> str:
-    """The transcript as text: the viewer's own lines under `self_name`, others by name."""
+def render_view(
+    entries: Sequence[Entry], viewer: str, self_name: str = "You", own_reasoning: bool = False
+) -> str:
+    """The transcript as text: the viewer's own lines under `self_name`, others by name.
+
+    With `own_reasoning`, the viewer's own messages are preceded by its own reasoning.
+    """
     lines = []
     for entry in entries:
-        speaker = self_name if entry.speaker == viewer else entry.speaker
+        own = entry.speaker == viewer
+        speaker = self_name if own else entry.speaker
+        if own and own_reasoning and entry.reasoning.strip():
+            lines.append(f"{speaker} (private reasoning): {entry.reasoning.strip()}")
         lines.append(f"{speaker}: {entry.text.strip()}")
     return "\n\n".join(lines)

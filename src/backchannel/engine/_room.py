@@ -97,7 +97,18 @@ class Room:
             self.current_round if completed_rounds is None else completed_rounds,
             None if full_history else self.memory_rounds,
         )
-        return render_view(entries, viewer, self_name)
+        # Under another name (an anonymised re-ask) the reasoning would tell which were its own.
+        recall = self_name == "You" and self._own_reasoning(viewer)
+        return render_view(entries, viewer, self_name, recall)
+
+    def _own_reasoning(self, name: str) -> bool:
+        """Whether `name` recalls its own reasoning: the agent's setting, else its model's."""
+        agent = next((a for a in self.agents if a.name == name), None)
+        if agent is None:
+            return False
+        if agent.own_reasoning is not None:
+            return agent.own_reasoning
+        return self.context.client.own_reasoning(agent.model)
 
     def prompt(
         self,
@@ -208,6 +219,7 @@ class Room:
                     event.agent,
                     text,
                     None if audience is None else frozenset(audience),
+                    event.reasoning,
                 )
             )
 

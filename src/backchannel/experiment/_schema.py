@@ -6,7 +6,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from backchannel.backends import EndpointSettings, LocalSettings, Price, RetryPolicy
+from backchannel.backends import (
+    EndpointSettings,
+    LocalSettings,
+    ModelSettings,
+    Price,
+    RetryPolicy,
+    check_extra_body,
+)
+from backchannel.experiment._generation import GenerationConfig
 
 
 class PriceConfig(BaseModel):
@@ -39,6 +47,13 @@ class EndpointConfig(BaseModel):
         "GBNF), none (validate and re-ask only).",
     )
     price: PriceConfig = Field(default_factory=PriceConfig)
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Server-specific request fields merged into every request to this endpoint "
+        "(e.g. vLLM's min_p, repetition_penalty, chat_template_kwargs).",
+    )
+
+    _check_extra_body = field_validator("extra_body")(check_extra_body)
 
     def to_settings(self) -> EndpointSettings:
         return EndpointSettings(
@@ -50,6 +65,7 @@ class EndpointConfig(BaseModel):
             timeout_s=self.timeout_s,
             constrained=self.constrained,
             price=Price(self.price.prompt_per_million, self.price.completion_per_million),
+            extra_body=self.extra_body,
         )
 
 
@@ -125,9 +141,18 @@ class Experiment(BaseModel):
         default_factory=dict, description="The paradigm's own settings (see its documentation)."
     )
     endpoints: list[EndpointConfig] = Field(default_factory=list)
+    generation: list[GenerationConfig] = Field(
+        default_factory=list,
+        description="Per-model call defaults (reasoning effort, stop, extra body, think tags); "
+        "the first rule whose glob matches a model applies.",
+    )
     local: LocalConfig = Field(default_factory=LocalConfig)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     max_reasks: int = Field(2, ge=0, description="Re-asks after an unreadable constrained answer.")
+
+    def model_settings(self) -> list[ModelSettings]:
+        """The `generation` rules as the backends take them."""
+        return [rule.to_settings() for rule in self.generation]
 
     def replicates_for(self, cell: dict[str, Any]) -> int:
         """The replicate count of one cell: the first matching rule, else `replicates`."""

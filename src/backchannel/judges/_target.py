@@ -9,7 +9,7 @@ from backchannel.datasets import FactItem
 from backchannel.seeding import derive_seed
 
 Channel = Literal["private", "public"]
-VERDICT_STATUSES = ("ok", "parse_failure", "error", "refusal")
+VERDICT_STATUSES = ("ok", "parse_failure", "error", "refusal", "truncated")
 
 
 @dataclass(frozen=True, slots=True)

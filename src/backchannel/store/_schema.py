@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS manifest (
@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS events (
     latency_s REAL NOT NULL,
     cached INTEGER NOT NULL,
     meta TEXT NOT NULL,
+    reasoning TEXT NOT NULL DEFAULT '',
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (conversation_id, seq)
 );
 CREATE TABLE IF NOT EXISTS labels (
@@ -67,11 +69,24 @@ CREATE TABLE IF NOT EXISTS usage (
     failures INTEGER NOT NULL,
     parse_failures INTEGER NOT NULL,
     cost REAL NOT NULL,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    truncated INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (conversation_id, model)
 );
 """
 
-MIGRATIONS: dict[int, str] = {}
+# MIGRATIONS[v] brings a store at version v - 1 to version v. New columns go last in SCHEMA
+# too, so a migrated store and a new one have the same column order.
+MIGRATIONS: dict[int, str] = {
+    # 2: reasoning models: each event's reasoning and reasoning tokens, and per-model
+    # reasoning tokens and truncated answers in usage.
+    2: """
+ALTER TABLE events ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
+""",
+}
 
 
 def migrate(db: sqlite3.Connection) -> None:

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from backchannel.analysis import CONVERSATION_BASE_COLUMNS, RunTables
+from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, RunTables
 from backchannel.backends import Usage, UsageMeter
 from backchannel.engine import ConversationSpec, Event, Label
 from backchannel.errors import RunDirectoryError
@@ -23,6 +23,44 @@ from backchannel.store._schema import migrate
 
 DATABASE_NAME = "run.sqlite"
 CACHE_NAME = "cache.sqlite"
+# Columns are named on insert: stores migrated from older versions have added ones last.
+_EVENT_FIELDS = (
+    "conversation_id",
+    "seq",
+    "kind",
+    "name",
+    "round",
+    "turn",
+    "agent",
+    "role",
+    "channel",
+    "text",
+    "value",
+    "status",
+    "model",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "cached",
+    "meta",
+    "reasoning",
+    "reasoning_tokens",
+)
+_USAGE_FIELDS = (
+    "conversation_id",
+    "model",
+    "calls",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "retries",
+    "reasks",
+    "failures",
+    "parse_failures",
+    "cost",
+    "reasoning_tokens",
+    "truncated",
+)
 
 
 def _json(value: Any) -> str:
@@ -120,7 +158,8 @@ class RunStore:
                 ),
             )
             self._db.executemany(
-                "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO events ({', '.join(_EVENT_FIELDS)}) "
+                f"VALUES ({', '.join('?' * len(_EVENT_FIELDS))})",
                 [
                     (
                         spec.conversation_id,
@@ -141,12 +180,15 @@ class RunStore:
                         e.latency_s,
                         int(e.cached),
                         _json(e.meta),
+                        e.reasoning,
+                        e.reasoning_tokens,
                     )
                     for e in events
                 ],
             )
             self._db.executemany(
-                "INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO usage ({', '.join(_USAGE_FIELDS)}) "
+                f"VALUES ({', '.join('?' * len(_USAGE_FIELDS))})",
                 [
                     (
                         spec.conversation_id,
@@ -160,6 +202,8 @@ class RunStore:
                         u.failures,
                         u.parse_failures,
                         u.cost,
+                        u.reasoning_tokens,
+                        u.truncated,
                     )
                     for model, u in usage.by_model.items()
                 ],
@@ -218,8 +262,8 @@ class RunStore:
         for row in self._db.execute(
             "SELECT model, SUM(calls), SUM(cache_hits), SUM(prompt_tokens), "
             "SUM(completion_tokens), "
-            "SUM(retries), SUM(reasks), SUM(failures), SUM(parse_failures), SUM(cost) "
-            "FROM usage GROUP BY model"
+            "SUM(retries), SUM(reasks), SUM(failures), SUM(parse_failures), SUM(cost), "
+            "SUM(reasoning_tokens), SUM(truncated) FROM usage GROUP BY model"
         ):
             meter.model(row[0]).add(Usage(*row[1:]))
         return meter
@@ -244,6 +288,7 @@ class RunStore:
         order = {cid: i for i, cid in enumerate(conversations["conversation_id"])}
         events = pd.read_sql_query("SELECT * FROM events", self._db)
         events.insert(0, "run_id", run_id)
+        events = events[EVENT_COLUMNS]
         events["cached"] = events["cached"].astype(bool)
         events["turn"] = events["turn"].astype("Int64")
         events = _in_conversation_order(events, order, "seq")

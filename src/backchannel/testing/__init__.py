@@ -1,22 +1,30 @@
 """Test and benchmark helpers: a fake OpenAI-compatible server with a capacity model and faults."""
 
 from backchannel.testing._fake_openai import (
+    REASONING_SHAPES,
     FakeOpenAIServer,
+    Reasoner,
+    ReasoningShape,
     Responder,
     default_content,
+    default_reasoning,
     error_body,
 )
 from backchannel.testing._faults import DelayFault, DisconnectFault, StatusFault
 from backchannel.testing._schema import UnsupportedSchemaError, minimal_instance
 
 __all__ = [
+    "REASONING_SHAPES",
     "DelayFault",
     "DisconnectFault",
     "FakeOpenAIServer",
+    "Reasoner",
+    "ReasoningShape",
     "Responder",
     "StatusFault",
     "UnsupportedSchemaError",
     "default_content",
+    "default_reasoning",
     "error_body",
     "minimal_instance",
 ]

@@ -4,6 +4,13 @@ It stands in for a model server in tests and benchmarks: replies are determinist
 `slots` requests are served at once (each taking `latency` seconds, the rest queue in arrival
 order), and a fault script can make chosen requests fail. Counters and the recorded request
 bodies let a test assert on what the client actually sent.
+
+With `reasoning` set it answers as a reasoning model does, in one of the shapes servers use:
+think tags in the content (`think_tags`; `opened_by_template` leaves out the opening tag, as
+DeepSeek-R1 templates do), or a separate message field (`reasoning_content` as vLLM and
+SGLang send it, `reasoning` as some routers do, both with `completion_tokens_details`). It then
+honours `max_tokens` (one word is one token): reasoning comes first, so a small budget ends
+the completion inside its reasoning with finish reason `length`.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, get_args
 
 from backchannel.testing._faults import (
     DelayFault,
@@ -33,6 +40,9 @@ except ImportError as error:  # pragma: no cover - aiohttp ships with the dev ex
     ) from error
 
 Responder = Callable[[dict[str, Any]], str]
+Reasoner = Callable[[dict[str, Any]], str]
+ReasoningShape = Literal["think_tags", "opened_by_template", "reasoning_content", "reasoning"]
+REASONING_SHAPES: tuple[str, ...] = get_args(ReasoningShape)
 
 _STATUS_ERRORS: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "Bad request."),
@@ -69,8 +79,42 @@ def default_content(body: dict[str, Any]) -> str:
     return f"Reply {digest[:12]}."
 
 
+def default_reasoning(body: dict[str, Any]) -> str:
+    """Deterministic reasoning of eight words, unique to the request."""
+    return f"Private reasoning {request_digest(body)[:12]}: the answer follows from this."
+
+
 def _count_tokens(text: str) -> int:
     return len(text.split())
+
+
+def _budget(body: dict[str, Any]) -> int | None:
+    value = body.get("max_completion_tokens", body.get("max_tokens"))
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _reasoning_message(
+    shape: ReasoningShape, reasoning: str, content: str, budget: int | None
+) -> tuple[dict[str, Any], str, int, int]:
+    """(message, finish reason, completion tokens, reasoning tokens) of a reasoning model that
+    thinks `reasoning` and then answers `content`, cut off after `budget` words."""
+    thought, answer = reasoning.split(), content.split()
+    finish = "stop"
+    closed = True
+    if budget is not None and len(thought) >= budget:
+        thought, answer, closed, finish = thought[:budget], [], False, "length"
+        content = ""
+    elif budget is not None and len(thought) + len(answer) > budget:
+        answer, finish = answer[: budget - len(thought)], "length"
+        content = " ".join(answer)
+    reasoning = " ".join(thought)
+    tokens = len(thought) + len(answer)
+    if shape in ("reasoning_content", "reasoning"):
+        message = {"role": "assistant", "content": content or None, shape: reasoning}
+        return message, finish, tokens, len(thought)
+    opening = "<think>\n" if shape == "think_tags" else ""
+    closing = f"\n</think>\n\n{content}" if closed else ""
+    return {"role": "assistant", "content": opening + reasoning + closing}, finish, tokens, 0
 
 
 class FakeOpenAIServer:
@@ -90,6 +134,8 @@ class FakeOpenAIServer:
         faults: Iterable[Any] = (),
         require_api_key: str | None = None,
         port: int = 0,
+        reasoning: ReasoningShape | None = None,
+        reasoner: Reasoner | None = None,
     ) -> None:
         if latency < 0:
             raise ValueError("latency must be >= 0")
@@ -97,6 +143,12 @@ class FakeOpenAIServer:
             raise ValueError("slots must be >= 1")
         if not models:
             raise ValueError("at least one model name is needed")
+        if reasoning is not None and reasoning not in REASONING_SHAPES:
+            raise ValueError(
+                f"unknown reasoning shape {reasoning!r}; use one of {', '.join(REASONING_SHAPES)}"
+            )
+        self.reasoning: ReasoningShape | None = reasoning
+        self._reasoner = reasoner or default_reasoning
         self.latency = latency
         self.slots = slots
         self.models = tuple(models)
@@ -248,7 +300,16 @@ class FakeOpenAIServer:
             for message in body["messages"]
             if isinstance(message, dict)
         )
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        finish_reason = "stop"
         completion_tokens = _count_tokens(content)
+        usage: dict[str, Any] = {}
+        if self.reasoning is not None:
+            message, finish_reason, completion_tokens, reasoning_tokens = _reasoning_message(
+                self.reasoning, self._reasoner(body), content, _budget(body)
+            )
+            if reasoning_tokens:
+                usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
         return {
             "id": f"chatcmpl-{request_digest(body)[:24]}-{self.requests_served}",
             "object": "chat.completion",
@@ -257,8 +318,8 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": finish_reason,
                     "logprobs": None,
                 }
             ],
@@ -266,5 +327,6 @@ class FakeOpenAIServer:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                **usage,
             },
         }

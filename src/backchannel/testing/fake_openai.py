@@ -12,7 +12,7 @@ import asyncio
 import signal
 import sys
 
-from backchannel.testing._fake_openai import FakeOpenAIServer
+from backchannel.testing._fake_openai import REASONING_SHAPES, FakeOpenAIServer
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -27,6 +27,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--model", action="append", dest="models", help="model name to list (repeatable)"
     )
     parser.add_argument("--require-api-key", default=None, help="answer 401 unless this key")
+    parser.add_argument(
+        "--reasoning",
+        choices=REASONING_SHAPES,
+        default=None,
+        help="answer as a reasoning model, in this shape",
+    )
     return parser.parse_args(argv)
 
 
@@ -41,6 +47,7 @@ async def _serve(args: argparse.Namespace) -> None:
         models=tuple(args.models or ("fake-model",)),
         require_api_key=args.require_api_key,
         port=args.port,
+        reasoning=args.reasoning,
     )
     async with server:
         print(server.base_url, flush=True)
