@@ -8,7 +8,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from backchannel.backends import (
 )
 from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
 from backchannel.errors import ConfigError, RunDirectoryError
-from backchannel.experiment import LoadedExperiment, cell_settings, expand
+from backchannel.experiment import Experiment, LoadedExperiment, cell_settings, expand
 from backchannel.paradigms import CallEstimate
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
@@ -289,8 +289,8 @@ def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
     try:
         resolve_routes(
             run_plan.models,
-            endpoints=[e.to_settings() for e in experiment.endpoints],
-            local=experiment.local.to_settings(),
+            endpoints=experiment.endpoints,
+            local=experiment.local,
             max_in_flight=concurrency,
             model_settings=experiment.model_settings(),
         )
@@ -301,12 +301,25 @@ def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
 def make_client(
     run_plan: Plan, directory: Path, *, concurrency: int | None, cache_path: Path | None = None
 ) -> tuple[LLMClient, ResponseCache]:
-    experiment = run_plan.loaded.experiment
-    cache = ResponseCache(cache_path or directory / CACHE_NAME)
-    client = build_client(
+    """The run's client, on the response cache of its directory."""
+    return experiment_client(
+        run_plan.loaded.experiment,
         run_plan.models,
-        endpoints=[e.to_settings() for e in experiment.endpoints],
-        local=experiment.local.to_settings(),
+        cache_path or directory / CACHE_NAME,
+        concurrency=concurrency,
+    )
+
+
+def experiment_client(
+    experiment: Experiment, models: Iterable[str], cache_path: Path, *, concurrency: int | None
+) -> tuple[LLMClient, ResponseCache]:
+    """The one place a client is built from an experiment's endpoints, local server, retry
+    policy, re-asks and generation rules (used by `run` and by `judge`)."""
+    cache = ResponseCache(cache_path)
+    client = build_client(
+        models,
+        endpoints=experiment.endpoints,
+        local=experiment.local,
         cache=cache,
         retry=experiment.retry.to_policy(),
         max_in_flight=concurrency,

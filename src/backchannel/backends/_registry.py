@@ -10,7 +10,9 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
 
 from backchannel.backends._base import Backend
 from backchannel.backends._cache import CachedBackend, ResponseCache
@@ -27,21 +29,49 @@ PROVIDERS = ("openai", "local", "sim")
 
 @dataclass(frozen=True, slots=True)
 class EndpointSettings:
-    """Where `openai/...` models matching `models` (a glob) are served, and how.
+    """An OpenAI-compatible server for the `openai/...` models whose names match `models`.
 
-    `extra_body` holds server-specific request fields merged into every request to this
-    endpoint (under the model's and the call's own).
+    The experiment file's `endpoints:` entries are validated into this type directly, so the
+    fields, their defaults and their documentation exist once. `extra_body` holds server-specific
+    request fields merged into every request to this endpoint (under the model's and the call's).
     """
 
-    models: str = "openai/*"
-    base_url: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    api_key_env: str | None = None
-    max_in_flight: int = 64
-    timeout_s: float = 120.0
-    constrained: Literal["json_schema", "grammar", "none"] = "json_schema"
-    price: Price = Price()
-    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    models: Annotated[str, Field(description="Glob over model strings, e.g. 'openai/llama-*'.")] = (
+        "openai/*"
+    )
+    base_url: Annotated[
+        str | None, Field(description="Server URL ending in /v1; else OPENAI_BASE_URL.")
+    ] = None
+    api_key: Annotated[
+        str | None, Field(description="The key itself (never stored); prefer api_key_env.")
+    ] = field(default=None, repr=False)
+    api_key_env: Annotated[
+        str | None,
+        Field(description="Name of the environment variable holding the key; else OPENAI_API_KEY."),
+    ] = None
+    max_in_flight: Annotated[
+        int, Field(ge=1, description="In-flight requests; keep it well above the server's slots.")
+    ] = 64
+    timeout_s: Annotated[float, Field(gt=0, description="Seconds before a request times out.")] = (
+        120.0
+    )
+    constrained: Annotated[
+        Literal["json_schema", "grammar", "none"],
+        Field(
+            description="Constrained decoding: json_schema (OpenAI, vLLM, SGLang), grammar "
+            "(llama.cpp GBNF), none (validate and re-ask only)."
+        ),
+    ] = "json_schema"
+    price: Annotated[Price, Field(description="US dollars per million tokens.")] = Price()
+    extra_body: Annotated[
+        Mapping[str, Any],
+        Field(
+            description="Server-specific request fields merged into every request to this "
+            "endpoint (e.g. vLLM's min_p, repetition_penalty, chat_template_kwargs)."
+        ),
+    ] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.max_in_flight < 1:
@@ -51,12 +81,23 @@ class EndpointSettings:
 
 @dataclass(frozen=True, slots=True)
 class LocalSettings:
-    """How the embedded llama.cpp server runs."""
+    """The embedded llama.cpp server for `local/...` models (the experiment file's `local:`)."""
 
-    parallel: int = 4
-    context_per_slot: int = 4096
-    threads: int | None = None
-    max_in_flight: int | None = None
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    parallel: Annotated[
+        int, Field(ge=1, description="Parallel slots (requests decoded together).")
+    ] = 4
+    context_per_slot: Annotated[int, Field(ge=256, description="Context length of each slot.")] = (
+        4096
+    )
+    threads: Annotated[
+        int | None, Field(ge=1, description="CPU threads; default all cores but one.")
+    ] = None
+    max_in_flight: Annotated[
+        int | None,
+        Field(ge=1, description="In-flight requests; default the slots, so turns go first."),
+    ] = None
 
 
 def split_model(model: str) -> tuple[str, str]:

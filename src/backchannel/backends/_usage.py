@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from typing import Annotated
+
+from pydantic import ConfigDict, Field
 
 
 @dataclass
@@ -35,10 +38,12 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    """US dollars per million prompt and completion tokens."""
+    """US dollars per million prompt and completion tokens, for cost accounting."""
 
-    prompt_per_million: float = 0.0
-    completion_per_million: float = 0.0
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    prompt_per_million: Annotated[float, Field(ge=0)] = 0.0
+    completion_per_million: Annotated[float, Field(ge=0)] = 0.0
 
     def __post_init__(self) -> None:
         if self.prompt_per_million < 0 or self.completion_per_million < 0:

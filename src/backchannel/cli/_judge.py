@@ -19,7 +19,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
 def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[Any, Any]:
     """A client for `models` with the run's endpoints, local settings and response cache."""
-    from backchannel.backends import ResponseCache, build_client
+    from backchannel import _runner
     from backchannel.experiment import Experiment
     from backchannel.store import CACHE_NAME, RunStore
 
@@ -31,18 +31,7 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
     known = {"endpoints", "generation", "local", "retry", "max_reasks"}
     config = {key: value for key, value in resolved.items() if key in known}
     experiment = Experiment.model_validate({"name": "judge", "paradigm": "-", **config})
-    cache = ResponseCache(run / CACHE_NAME)
-    client = build_client(
-        models,
-        endpoints=[e.to_settings() for e in experiment.endpoints],
-        local=experiment.local.to_settings(),
-        cache=cache,
-        retry=experiment.retry.to_policy(),
-        max_in_flight=concurrency,
-        max_reasks=experiment.max_reasks,
-        model_settings=experiment.model_settings(),
-    )
-    return client, cache
+    return _runner.experiment_client(experiment, models, run / CACHE_NAME, concurrency=concurrency)
 
 
 @friendly_errors

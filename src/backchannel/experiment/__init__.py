@@ -3,14 +3,12 @@
 from backchannel.experiment._design import cell_key, cell_settings, expand, expand_cells
 from backchannel.experiment._generation import GenerationConfig, ThinkTagsConfig
 from backchannel.experiment._load import LoadedExperiment, load_experiment, override_models
-from backchannel.experiment._schema import EndpointConfig, Experiment, LocalConfig, RetryConfig
+from backchannel.experiment._schema import Experiment, RetryConfig
 
 __all__ = [
-    "EndpointConfig",
     "Experiment",
     "GenerationConfig",
     "LoadedExperiment",
-    "LocalConfig",
     "RetryConfig",
     "ThinkTagsConfig",
     "cell_key",

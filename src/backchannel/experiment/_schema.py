@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -10,80 +10,9 @@ from backchannel.backends import (
     EndpointSettings,
     LocalSettings,
     ModelSettings,
-    Price,
     RetryPolicy,
-    check_extra_body,
 )
 from backchannel.experiment._generation import GenerationConfig
-
-
-class PriceConfig(BaseModel):
-    """US dollars per million tokens, for cost accounting."""
-
-    model_config = ConfigDict(extra="forbid")
-    prompt_per_million: float = Field(0.0, ge=0)
-    completion_per_million: float = Field(0.0, ge=0)
-
-
-class EndpointConfig(BaseModel):
-    """An OpenAI-compatible server for the `openai/...` models whose names match `models`."""
-
-    model_config = ConfigDict(extra="forbid")
-    models: str = Field("openai/*", description="Glob over model strings, e.g. 'openai/llama-*'.")
-    base_url: str | None = Field(
-        None, description="Server URL ending in /v1; else OPENAI_BASE_URL."
-    )
-    api_key_env: str | None = Field(
-        None, description="Name of the environment variable holding the key; else OPENAI_API_KEY."
-    )
-    api_key: str | None = Field(
-        None, description="The key itself (never stored); prefer api_key_env.", repr=False
-    )
-    max_in_flight: int = Field(64, ge=1, description="In-flight requests; well above server slots.")
-    timeout_s: float = Field(120.0, gt=0, description="Seconds before a request times out.")
-    constrained: Literal["json_schema", "grammar", "none"] = Field(
-        "json_schema",
-        description="Constrained decoding: json_schema (OpenAI, vLLM, SGLang), grammar (llama.cpp "
-        "GBNF), none (validate and re-ask only).",
-    )
-    price: PriceConfig = Field(default_factory=PriceConfig)
-    extra_body: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Server-specific request fields merged into every request to this endpoint "
-        "(e.g. vLLM's min_p, repetition_penalty, chat_template_kwargs).",
-    )
-
-    _check_extra_body = field_validator("extra_body")(check_extra_body)
-
-    def to_settings(self) -> EndpointSettings:
-        return EndpointSettings(
-            models=self.models,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            api_key_env=self.api_key_env,
-            max_in_flight=self.max_in_flight,
-            timeout_s=self.timeout_s,
-            constrained=self.constrained,
-            price=Price(self.price.prompt_per_million, self.price.completion_per_million),
-            extra_body=self.extra_body,
-        )
-
-
-class LocalConfig(BaseModel):
-    """The embedded llama.cpp server for `local/...` models."""
-
-    model_config = ConfigDict(extra="forbid")
-    parallel: int = Field(4, ge=1, description="Parallel slots (requests decoded together).")
-    context_per_slot: int = Field(4096, ge=256, description="Context length of each slot.")
-    threads: int | None = Field(None, ge=1, description="CPU threads; default all cores but one.")
-    max_in_flight: int | None = Field(
-        None,
-        ge=1,
-        description="In-flight requests; default the slots, so the client admits turns first.",
-    )
-
-    def to_settings(self) -> LocalSettings:
-        return LocalSettings(self.parallel, self.context_per_slot, self.threads, self.max_in_flight)
 
 
 class RetryConfig(BaseModel):
@@ -121,7 +50,10 @@ class Experiment(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, description="A name for the experiment.")
-    paradigm: str = Field(description="discussion, peer_pressure, dyad or council.")
+    paradigm: str = Field(
+        description="A paradigm name (discussion, peer_pressure, dyad, council, or one an "
+        "installed package registers) or a package.module:Class path."
+    )
     seed: int = Field(0, description="Experiment seed; every conversation's seed derives from it.")
     replicates: int = Field(1, ge=1, description="Conversations per cell and item.")
     replicates_by: list[ReplicateRule] = Field(
@@ -140,13 +72,15 @@ class Experiment(BaseModel):
     settings: dict[str, Any] = Field(
         default_factory=dict, description="The paradigm's own settings (see its documentation)."
     )
-    endpoints: list[EndpointConfig] = Field(default_factory=list)
+    endpoints: list[EndpointSettings] = Field(
+        default_factory=list, description="OpenAI-compatible servers, by model glob."
+    )
     generation: list[GenerationConfig] = Field(
         default_factory=list,
         description="Per-model call defaults (reasoning effort, stop, extra body, think tags); "
         "the first rule whose glob matches a model applies.",
     )
-    local: LocalConfig = Field(default_factory=LocalConfig)
+    local: LocalSettings = Field(default_factory=LocalSettings)
     retry: RetryConfig = Field(default_factory=RetryConfig)
     max_reasks: int = Field(2, ge=0, description="Re-asks after an unreadable constrained answer.")
 
