@@ -185,3 +185,26 @@ def test_bad_settings_exit_2_with_one_error_naming_the_field(tmp_path, setting, 
     errors = [line for line in result.output.splitlines() if line.startswith("  settings")]
     assert len(errors) == 1 and errors[0].strip().startswith(field + ":")
     assert message in result.output
+
+
+def test_distinct_assignment_gives_no_two_values_one_model_while_models_remain() -> None:
+    from backchannel.paradigms.council._profiling import assign_distinct_models
+
+    # m1 is best at everything: plain assignment gives it every value.
+    scores = {
+        "safety": {"m1": 0.9, "m2": 0.5, "m3": 0.1},
+        "creativity": {"m1": 0.8, "m2": 0.7, "m3": 0.2},
+        "pragmatism": {"m1": 0.7, "m2": 0.1, "m3": 0.3},
+        "simplicity": {"m1": 0.6, "m2": 0.0, "m3": 0.0},
+    }
+    assert set(assign_models(scores, ["m1", "m2", "m3"]).values()) == {"m1"}
+    # Best pair first: safety-m1 (0.9); then creativity-m2 (0.7); pragmatism-m3 (0.3). With
+    # every model taken, simplicity starts over on the pool: m1 (0.6).
+    assert assign_distinct_models(scores, ["m1", "m2", "m3"]) == {
+        "safety": "m1",
+        "creativity": "m2",
+        "pragmatism": "m3",
+        "simplicity": "m1",
+    }
+    with pytest.raises(ValueError, match="no model has a profiling score"):
+        assign_distinct_models({"safety": {}}, ["m1"])

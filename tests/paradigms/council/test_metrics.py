@@ -286,3 +286,20 @@ def test_delphi_after_round_keeps_unasked_votes_and_counts_failed_revisions():
     (group,) = council_metrics(_tables([conv]), resamples=200)["groups"]
     assert group["revisions"]["invalid_revisions"] == 1
     assert group["revisions"]["fcc_revised"]["estimate"] == pytest.approx(3 / 4)
+
+
+def test_borda_totals_per_option_and_state(metrics):
+    # A1: a 5x2 + b 1 + c 0 ... ballots abc abc acb abc acb bac cab:
+    # a 2+2+2+2+2+1+1 = 12, b 1+1+0+1+0+2+0 = 5, c 0+0+1+0+1+0+2 = 4. A2: a 14, b 7, c 0.
+    a = _group(metrics, "A")["borda_totals"]
+    assert a == {
+        "a": {"total": 26.0, "mean": 13.0, "n": 2},
+        "b": {"total": 12.0, "mean": 6.0, "n": 2},
+        "c": {"total": 4.0, "mean": 2.0, "n": 2},
+    }
+    # B1 a 8, b 8, c 5 (comment above B1); B2 a 11, b 5, c 2.
+    b = _group(metrics, "B")["borda_totals"]
+    assert {k: v["total"] for k, v in b.items()} == {"a": 19.0, "b": 13.0, "c": 7.0}
+    # C: B1 weighted 6.3, 6.0, 3.9; B2 weights 1: 11, 5, 2.
+    c = _group(metrics, "C")["borda_totals"]
+    assert {k: v["total"] for k, v in c.items()} == pytest.approx({"a": 17.3, "b": 11.0, "c": 5.9})

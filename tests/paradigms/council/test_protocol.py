@@ -13,6 +13,7 @@ from backchannel.cli import app
 from backchannel.cli._common import load_tables
 from backchannel.paradigms.council import CouncilSettings, load_scenario
 from backchannel.paradigms.council._prompts import REDACTED, template
+from backchannel.paradigms.council._settings import DEFAULT_KEYWORDS
 
 from . import _sim
 
@@ -233,6 +234,36 @@ def test_profiling_assigns_each_value_its_best_model(tmp_path):
     models = dict(zip(evaluators["agent"], evaluators["model"], strict=True))
     assert models["evaluator_creativity"] == "sim/council_p2"
     assert dry == 23 + 21 == len(events)
+    assert meta["profiling_collapsed"] is False
+
+
+def test_profiling_that_gives_every_value_one_model_is_said_and_can_be_avoided(tmp_path):
+    # Only p1 writes keywords of every value: every evaluator would run on p1.
+    everything = " ".join(k for words in DEFAULT_KEYWORDS.values() for k in words)
+    original = dict(_sim.PROFILE_TEXT)
+    plain = "Nothing in particular."
+    _sim.PROFILE_TEXT.update(
+        {"sim/council_p1": everything, "sim/council_p2": plain, "sim/council_p3": plain}
+    )
+    (tmp_path / "same").mkdir()
+    (tmp_path / "distinct").mkdir()
+    try:
+        run, _ = _run(tmp_path / "same", {"pool": ["B"]}, {"profiling": True})
+        metrics = json.loads(CliRunner().invoke(app, ["metrics", str(run), "--json"]).output)
+        assert metrics["profiling"] == {"profiled": 1, "collapsed": 1}
+        report = CliRunner().invoke(app, ["report", str(run)])
+        assert report.exit_code == 0, report.output
+        html = (run / "report" / "report.html").read_text()
+        assert "state A in all but name" in html
+        distinct, _ = _run(
+            tmp_path / "distinct", {"pool": ["B"]}, {"profiling": True, "profiling_distinct": True}
+        )
+        meta = json.loads(load_tables(distinct, None).conversations["meta"].iloc[0])
+        assert len(set(meta["assignment"].values())) == 3
+        assert meta["profiling_collapsed"] is False
+    finally:
+        _sim.PROFILE_TEXT.clear()
+        _sim.PROFILE_TEXT.update(original)
 
 
 def test_delphi_chosen_in_settings_is_measured_as_that_variant(tmp_path):

@@ -7,6 +7,7 @@ score, computed from the same conversations (no new calls).
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -202,6 +203,16 @@ def score_table(items: Sequence[Deliberation]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*columns, "first_choice", "score"])
 
 
+def _profiling_summary(tables: RunTables) -> dict[str, int]:
+    """State-B deliberations that ran profiling, and those in which one model won every value
+    (so state B ran as state A)."""
+    done = tables.conversations[tables.conversations["status"] == "done"]
+    metas = [json.loads(m) if m else {} for m in done["meta"]]
+    profiled = [m for m in metas if "assignment" in m]
+    collapsed = sum(bool(m.get("profiling_collapsed")) for m in profiled)
+    return {"profiled": len(profiled), "collapsed": collapsed}
+
+
 def _interval(values: pd.Series, seed: int) -> dict[str, float | int]:
     clean = values.dropna().to_numpy(dtype=float)
     return bootstrap_mean_ci(clean, seed=seed).as_dict()
@@ -211,8 +222,20 @@ def _group_summary(
     rows: pd.DataFrame, scores: pd.DataFrame, pairs: pd.DataFrame, threshold: float
 ) -> dict[str, Any]:
     winners = Counter(w for w in rows["winner"] if isinstance(w, str))
+    tallies = [b for b in rows.get("borda", pd.Series(dtype=object)) if isinstance(b, dict)]
+    totals: Counter[str] = Counter()
+    for tally in tallies:
+        totals.update(tally)
     summary: dict[str, Any] = {
         "deliberations": len(rows),
+        "borda_totals": {
+            option: {
+                "total": float(points),
+                "mean": float(points) / len(tallies),
+                "n": len(tallies),
+            }
+            for option, points in sorted(totals.items())
+        },
         "fcc": _interval(rows["fcc"], 1),
         "margin": _interval(rows["margin"], 2),
         "entropy_bits": _interval(rows["entropy_bits"], 3),
@@ -314,6 +337,7 @@ def council_metrics(
     result: dict[str, Any] = {
         "threshold": threshold,
         "conversations": {k: int(v) for k, v in sorted(status.items())},
+        "profiling": _profiling_summary(tables),
         "groups": [],
         "tests": [],
     }

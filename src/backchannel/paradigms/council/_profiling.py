@@ -36,3 +36,37 @@ def assign_models(
             raise ValueError(f"no model has a profiling score for value {value!r}")
         assignment[value] = max(ranked)[2]
     return assignment
+
+
+def assign_distinct_models(
+    scores: Mapping[str, Mapping[str, float]], models: Sequence[str]
+) -> dict[str, str]:
+    """Like `assign_models`, but no two values share a model while unused models remain.
+
+    Greedy over (score, value order, pool order), best pair first; once every model is taken,
+    the remaining values start over on the whole pool. Deterministic: ties go to the earlier
+    value and the earlier pool model.
+    """
+    values = list(scores)
+    pairs = sorted(
+        (
+            (-scores[value][model], v, m, value, model)
+            for v, value in enumerate(values)
+            for m, model in enumerate(models)
+            if model in scores[value]
+        )
+    )
+    assignment: dict[str, str] = {}
+    while len(assignment) < len(values):
+        taken: set[str] = set()
+        progressed = False
+        for _, _, _, value, model in pairs:
+            if value in assignment or model in taken:
+                continue
+            assignment[value] = model
+            taken.add(model)
+            progressed = True
+        if not progressed:
+            missing = [v for v in values if v not in assignment]
+            raise ValueError(f"no model has a profiling score for value {missing[0]!r}")
+    return assignment

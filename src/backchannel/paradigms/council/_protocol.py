@@ -11,7 +11,11 @@ from backchannel.engine import Agent, ConversationContext, Event, Item
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.council._metrics import council_metrics
-from backchannel.paradigms.council._profiling import assign_models, keyword_score
+from backchannel.paradigms.council._profiling import (
+    assign_distinct_models,
+    assign_models,
+    keyword_score,
+)
 from backchannel.paradigms.council._prompts import (
     PROMPT_PACKAGE,
     advocate_system,
@@ -358,9 +362,15 @@ class Council(Paradigm[CouncilSettings]):
         for event in events:
             if event.status == "ok":
                 scores[event.meta["value"]][event.meta["model"]] = float(event.value)
-        assignment = assign_models(scores, settings.pool_models)
+        assign = assign_distinct_models if settings.profiling_distinct else assign_models
+        assignment = assign(scores, settings.pool_models)
         ctx.meta["profile"] = scores
         ctx.meta["assignment"] = assignment
+        # One model winning every value makes this state-B deliberation a state-A one in all
+        # but name: recorded, counted by the metrics and named in the report.
+        ctx.meta["profiling_collapsed"] = (
+            len(set(assignment.values())) == 1 and len(set(settings.pool_models)) > 1
+        )
         return assignment
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:

@@ -54,6 +54,16 @@ def winner_frame(metrics: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*_KEYS, "winner", "deliberations"])
 
 
+def borda_frame(metrics: dict[str, Any]) -> pd.DataFrame:
+    """Per-option Borda points summed (and averaged) over the deliberations of each group."""
+    rows = [
+        {**{k: g[k] for k in _KEYS}, "option": option, **points}
+        for g in metrics["groups"]
+        for option, points in g.get("borda_totals", {}).items()
+    ]
+    return pd.DataFrame(rows, columns=[*_KEYS, "option", "total", "mean", "n"])
+
+
 def tension_frame(metrics: dict[str, Any]) -> pd.DataFrame:
     """Evaluator pairs per tension class (A and B; C shares B's pairs)."""
     rows = []
@@ -128,6 +138,14 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
         "every evaluator's Borda points multiplied by its verification score (same conversations)."
     )
     report.metrics({f"conversations_{k}": v for k, v in metrics["conversations"].items()})
+    profiling = metrics.get("profiling") or {}
+    if profiling.get("collapsed"):
+        report.note(
+            f"In {profiling['collapsed']} of {profiling['profiled']} profiled state-B "
+            "deliberations one model won every value, so every evaluator ran on the same model: "
+            "those deliberations are state A in all but name. Set `profiling_distinct: true` to "
+            "give evaluators distinct models."
+        )
     summary = summary_frame(metrics)
     if summary.empty:
         report.note("No finished deliberation: nothing to measure.")
@@ -170,6 +188,13 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
         "winners",
         _wide(winner_frame(metrics), "winner", "deliberations", fill=0),
         caption="Deliberations won per option (Borda winner); 'tie' when the top scores are equal",
+    )
+    report.table(
+        "borda_totals",
+        borda_frame(metrics),
+        caption="Borda points per option, summed over the group's deliberations (mean: per "
+        "deliberation; n: deliberations with a tally). State C weights each evaluator's points "
+        "by its verification score.",
     )
     tension = tension_frame(metrics)
     report.section(

@@ -102,6 +102,11 @@ class CouncilSettings(BaseModel):
         description="State B: run every pool model on the profile prompt under every value and "
         "give each evaluator the model whose text scores highest on its value's keywords.",
     )
+    profiling_distinct: bool = Field(
+        False,
+        description="With profiling: give no two evaluators the same model while the pool has an "
+        "unused one (without it, one model may win every value and state B looks like state A).",
+    )
     delphi: Delphi = Field("none", description="Ablation, unless a `delphi` factor sets it.")
     threshold: float = Field(
         0.7, ge=0, le=1, description="Verification score at or above which a voice is faithful."
