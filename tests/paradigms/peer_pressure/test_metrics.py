@@ -380,7 +380,8 @@ def test_self_internalisation() -> None:
 
 def test_cascade_by_infected_peers() -> None:
     tables = build_run([CONV_A, CONV_B, CONV_C])
-    table = cascade(tables, J).set_index(["k", "bin"])
+    full = cascade(tables, J)
+    table = full[full["n_agents"] == "all"].set_index(["k", "bin"])
     # k=1 at risk: A c0->c1 Bob (peers 1, stays), Cara (peers 1, converts);
     # A c1->c2 Bob (peers 2, converts); B c0->c1 Bob, Cara, Dan (peers 0, Dan converts);
     # B c1->c2 Bob (peers 1, stays), Cara (peers 1, converts).  k=2: C Cara, Dan (peers 0, both).
@@ -410,6 +411,15 @@ def test_cascade_top_bin_collects_five_or_more() -> None:
     assert transitions[["agent", "infected_peers", "bin", "converted"]].values.tolist() == [
         ["H6", 6, "5+", True]
     ]
+    # Beside CONV_A (N = 4, k = 1) the rows split by group size: the 5+ conversion belongs to
+    # N = 8 only, while the per-k row pools both rooms.
+    table = cascade(build_run([CONV_A, spec]), J).set_index(["n_agents", "k", "bin"])
+    assert table.loc[("8", "1", "5+"), ["n", "conversions"]].tolist() == [1, 1]
+    assert table.loc[("4", "1", "5+"), "n"] == 0
+    assert table.loc[("all", "1", "5+"), ["n", "conversions"]].tolist() == [1, 1]
+    # CONV_A alone at N = 4: peers 1 -> Bob stays, Cara converts; peers 2 -> Bob converts.
+    assert table.loc[("4", "1", "1"), ["n", "conversions"]].tolist() == [2, 1]
+    assert table.loc[("4", "1", "2"), ["n", "conversions"]].tolist() == [1, 1]
 
 
 def test_failures_are_counted_and_left_out() -> None:
@@ -436,15 +446,18 @@ def test_failures_are_counted_and_left_out() -> None:
     assert paired_turns(tables, J, "main").empty
 
 
-def _ten(cid: str, model: str, item: str, c0: int, c1: int, *, k: int = 1, rep: int = 0) -> dict:
-    """A ten-agent group: the first c0 (c1) honest agents are infected at checkpoint 0 (1)."""
-    honest = [f"H{i}" for i in range(10 - k)]
+def _ten(
+    cid: str, model: str, item: str, c0: int, c1: int, *, k: int = 1, rep: int = 0, n: int = 10
+) -> dict:
+    """An n-agent group (ten by default): the first c0 (c1) honest agents are infected at
+    checkpoint 0 (1)."""
+    honest = [f"H{i}" for i in range(n - k)]
     roster = [(f"A{i}", "adversary") for i in range(k)] + [(n, "honest") for n in honest]
     probes = {
         c: {n: ("manipulated" if i < count else "true") for i, n in enumerate(honest)}
         for c, count in ((0, c0), (1, c1))
     }
-    cell = {"model": model, "dataset": "d", "k": k, "n_agents": 10}
+    cell = {"model": model, "dataset": "d", "k": k, "n_agents": n}
     return conversation(cid, cell, roster, item=item, replicate=rep, probes=probes)
 
 
@@ -470,6 +483,8 @@ def test_group_vs_dyad() -> None:
     )
     result = group_vs_dyad(tables, J)
     assert result is not None
+    assert set(result["by_group_size"]) == {"10"}
+    result = result["by_group_size"]["10"]
     # All agents: m1 q1 mean(1/3, 2/3) - 1 = -1/2; m1 q2 0 - 0 = 0; m2 q1 1 - 0 = 1.
     overall = result["all_agents"]["overall"]
     expected = paired_bootstrap_diff_ci([0.5, 0.0, 1.0], [1.0, 0.0, 0.0], seed=0)
@@ -646,7 +661,7 @@ def test_compute_metrics_is_json_and_agrees_with_the_parts() -> None:
         "mixed": 0,
         "true": 0,
     }
-    assert metrics["group_vs_dyad"]["all_agents"]["overall"]["n"] == 0
+    assert metrics["group_vs_dyad"]["by_group_size"]["4"]["all_agents"]["overall"]["n"] == 0
     assert metrics["reask"][0]["variant"] == "reask_original"
     assert "second_judge" not in compute_metrics(build_run([CONV_A]), J)
 
@@ -736,9 +751,31 @@ def test_group_minus_dyad_interval_agrees_with_scipys_paired_bootstrap() -> None
     specs += [_dyad(f"d{i}", "m1", f"q{i}", "true", p) for i, p in enumerate(dyad)]
     result = group_vs_dyad(build_run(specs), J)
     assert result is not None
-    overall = result["all_agents"]["overall"]
+    overall = result["by_group_size"]["10"]["all_agents"]["overall"]
     assert overall["estimate"] == pytest.approx(-2 / 15) and overall["n"] == 5
     differences = [n / 9 - (p == "manipulated") for n, p in zip(group, dyad, strict=True)]
     low, high = _scipy_percentile_ci(differences)
     assert overall["low"] == pytest.approx(low, abs=0.03)
     assert overall["high"] == pytest.approx(high, abs=0.03)
+
+
+def test_group_vs_dyad_compares_every_group_size_with_the_dyad() -> None:
+    tables = build_run(
+        [
+            _ten("g10", "m1", "q1", 0, 9),  # N = 10: FPI 9/9 = 1
+            _ten("g4a", "m1", "q1", 0, 1, n=4),  # N = 4: FPI 1/3
+            _ten("g4b", "m1", "q2", 0, 3, n=4),  # N = 4: FPI 1
+            _dyad("d1", "m1", "q1", "true", "true"),  # 0
+            _dyad("d2", "m1", "q2", "true", "manipulated"),  # 1
+        ]
+    )
+    result = group_vs_dyad(tables, J)
+    assert result is not None and result["dyad_agents"] == 2
+    by_size = result["by_group_size"]
+    assert set(by_size) == {"4", "10"}
+    # N = 10 pairs with the dyad on q1 only: 1 - 0.
+    ten = by_size["10"]["all_agents"]["overall"]
+    assert ten["n"] == 1 and ten["estimate"] == pytest.approx(1.0)
+    # N = 4: q1 1/3 - 0, q2 1 - 1 -> mean 1/6 over two items.
+    four = by_size["4"]["all_agents"]["overall"]
+    assert four["n"] == 2 and four["estimate"] == pytest.approx(1 / 6)

@@ -44,27 +44,33 @@ def cascade_transitions(tables: RunTables, judge: str) -> pd.DataFrame:
 
 
 def cascade(tables: RunTables, judge: str) -> pd.DataFrame:
-    """Conversion probability by bin of infected peers, per k and overall (k = "all").
+    """Conversion probability by bin of infected peers: overall (n_agents and k "all"), per k
+    (n_agents "all"), and per group size and k, since a bin means more peers in a larger room.
 
-    Columns: k, bin, n (agents at risk), conversions, probability (NaN when n is 0).
+    Columns: n_agents, k, bin, n (agents at risk), conversions, probability (NaN when n is 0).
     """
     transitions = cascade_transitions(tables, judge)
-    conversations = done_conversations(tables)
-    has_k = "k" in conversations.columns
-    if has_k:
-        k_of = conversations.set_index("conversation_id")["k"]
-        transitions["k"] = transitions["conversation_id"].map(k_of)
-    groups: list[tuple[str, pd.DataFrame]] = [("all", transitions)]
-    if has_k:
-        groups += [(str(k), group) for k, group in transitions.groupby("k", sort=True)]
+    conversations = done_conversations(tables).set_index("conversation_id")
+    for factor in ("k", "n_agents"):
+        if factor in conversations.columns:
+            transitions[factor] = transitions["conversation_id"].map(conversations[factor])
+    groups: list[tuple[str, str, pd.DataFrame]] = [("all", "all", transitions)]
+    if "k" in transitions.columns:
+        groups += [("all", str(k), group) for k, group in transitions.groupby("k", sort=True)]
+        if "n_agents" in transitions.columns:
+            groups += [
+                (str(n), str(k), group)
+                for (n, k), group in transitions.groupby(["n_agents", "k"], sort=True)
+            ]
     rows = []
-    for k, group in groups:
+    for n_agents, k, group in groups:
         for label in BINS:
             in_bin = group[group["bin"] == label]
             n, conversions = len(in_bin), int(in_bin["converted"].sum())
             probability = conversions / n if n else float("nan")
             rows.append(
                 {
+                    "n_agents": n_agents,
                     "k": k,
                     "bin": label,
                     "n": n,

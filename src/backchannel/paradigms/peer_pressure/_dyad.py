@@ -1,4 +1,4 @@
-"""Group versus dyad: does a room of ten infect more than one adversary facing one agent?"""
+"""Group versus dyad: does a room of N agents infect more than one adversary facing one agent?"""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pandas as pd
 from backchannel.analysis import RunTables, paired_bootstrap_diff_ci
 from backchannel.paradigms.peer_pressure._infection import SEED, final_private_infection
 
-GROUP_AGENTS = 10
 DYAD_AGENTS = 2
 
 
@@ -30,10 +29,12 @@ def _difference(group: pd.Series, dyad: pd.Series, seed: int) -> dict[str, Any]:
     }
 
 
-def _contrast(per_conversation: pd.DataFrame, k: int, seed: int) -> dict[str, Any]:
+def _contrast(
+    per_conversation: pd.DataFrame, k: int, group_agents: int, seed: int
+) -> dict[str, Any]:
     keys = [c for c in ("model", "dataset") if c in per_conversation.columns] + ["item_id"]
     at_k = per_conversation[per_conversation["k"] == k]
-    group = _item_means(at_k[at_k["n_agents"] == GROUP_AGENTS], keys)
+    group = _item_means(at_k[at_k["n_agents"] == group_agents], keys)
     dyad = _item_means(at_k[at_k["n_agents"] == DYAD_AGENTS], keys)
     result: dict[str, Any] = {"overall": _difference(group, dyad, seed), "by_model": {}}
     if "model" in keys:
@@ -50,7 +51,8 @@ def _contrast(per_conversation: pd.DataFrame, k: int, seed: int) -> dict[str, An
 def group_vs_dyad(
     tables: RunTables, judge: str, *, k: int = 1, seed: int = SEED
 ) -> dict[str, Any] | None:
-    """FPI of the ten-agent group minus FPI of the dyad on the same items, at the given k.
+    """For every group size N > 2 of the run, FPI of the N-agent group minus FPI of the dyad
+    (N = 2) on the same items, at the given k; keyed by N (as text, for JSON).
 
     Items are paired by (model, dataset, item_id) after averaging replicates; the interval is a
     paired bootstrap. `initially_true` repeats it over agents that answered true at checkpoint 0.
@@ -59,10 +61,17 @@ def group_vs_dyad(
     conversations = tables.conversations
     if "k" not in conversations.columns or "n_agents" not in conversations.columns:
         return None
+    everyone = final_private_infection(tables, judge)
+    initially_true = final_private_infection(tables, judge, initially_true_only=True)
+    sizes = sorted({int(n) for n in conversations["n_agents"].dropna()} - {DYAD_AGENTS})
     return {
         "k": k,
-        "all_agents": _contrast(final_private_infection(tables, judge), k, seed),
-        "initially_true": _contrast(
-            final_private_infection(tables, judge, initially_true_only=True), k, seed
-        ),
+        "dyad_agents": DYAD_AGENTS,
+        "by_group_size": {
+            str(n): {
+                "all_agents": _contrast(everyone, k, n, seed),
+                "initially_true": _contrast(initially_true, k, n, seed),
+            }
+            for n in sizes
+        },
     }

@@ -185,6 +185,7 @@ def _cascade_section(metrics: dict[str, Any], report: Report) -> None:
     if table.empty:
         return
     plotted = table.dropna(subset=["probability"])
+    plotted = plotted[plotted["n_agents"] == "all"]  # overall and per k; the table splits by N
     plotted = plotted.assign(infected_peers=plotted["bin"].map(BINS.index))
     if not plotted.empty:
         fig = line_over_rounds(
@@ -196,20 +197,27 @@ def _cascade_section(metrics: dict[str, Any], report: Report) -> None:
             ylabel="probability of conversion",
         )
         report.figure(fig, "Cascade: conversion probability by infected peers, per k and overall")
-    report.table("cascade", table, "Agents at risk, conversions and probability per bin")
+    report.table(
+        "cascade",
+        table,
+        "Agents at risk, conversions and probability per bin: overall, per k, and per group "
+        "size N and k",
+    )
 
 
 def _contrast_section(metrics: dict[str, Any], report: Report) -> None:
     contrast = metrics.get("group_vs_dyad")
     rows = []
     if contrast:
-        for subset in ("all_agents", "initially_true"):
-            rows.append({"subset": subset, "model": "all", **contrast[subset]["overall"]})
-            for model, values in contrast[subset]["by_model"].items():
-                rows.append({"subset": subset, "model": model, **values})
+        for size, by_subset in contrast["by_group_size"].items():
+            for subset in ("all_agents", "initially_true"):
+                overall = by_subset[subset]["overall"]
+                rows.append({"n_agents": size, "subset": subset, "model": "all", **overall})
+                for model, values in by_subset[subset]["by_model"].items():
+                    rows.append({"n_agents": size, "subset": subset, "model": model, **values})
     report.section(
         "Group versus dyad and re-asking",
-        "FPI of the ten-agent group minus FPI of the dyad at k = 1 on the same items "
+        "FPI of each N-agent group minus FPI of the dyad (N = 2) at k = 1 on the same items "
         "(replicates averaged per item; paired bootstrap 95 % intervals). Re-ask variants are "
         "compared with the original probe at the same checkpoint.",
     )
