@@ -92,7 +92,7 @@ class LocalSettings:
         4096
     )
     threads: Annotated[
-        int | None, Field(ge=1, description="CPU threads; default all cores but one.")
+        int | None, Field(ge=1, description="CPU threads; default all cores.")
     ] = None
     max_in_flight: Annotated[
         int | None,
