@@ -96,11 +96,11 @@ class Poll(bc.Paradigm[PollSettings]):
         readable = votes[votes["status"] == "ok"]
         by_checkpoint = [
             {
-                "checkpoint": int(checkpoint),
+                "checkpoint": int(group["round"].iloc[0]),
                 "yes_share": float((group["vote"] == "yes").mean()),
                 "n": len(group),
             }
-            for checkpoint, group in readable.groupby("round", sort=True)
+            for _, group in readable.groupby("round", sort=True)
         ]
         first = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmin()]
         last = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmax()]
