@@ -14,6 +14,18 @@ from backchannel._api import compute_metrics, write_report
 from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
 from backchannel.paradigms import AnalysisOptions
 
+# The analysis options (AnalysisOptions) as flags; `metrics` and `report` take the same ones.
+JudgeOption = Annotated[
+    str | None, typer.Option("--judge", help="Judge whose labels the metrics use.")
+]
+SecondJudgeOption = Annotated[
+    str | None, typer.Option("--second-judge", help="Second judge for agreement figures.")
+]
+ThresholdOption = Annotated[
+    float | None,
+    typer.Option("--threshold", help="The paradigm's decision threshold (council: tension)."),
+]
+
 
 @friendly_errors
 def metrics_command(
@@ -22,16 +34,9 @@ def metrics_command(
         Path | None, typer.Option("--tables", help="Read exported tables from this directory.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    judge: Annotated[
-        str | None, typer.Option("--judge", help="Judge whose labels the metrics use.")
-    ] = None,
-    second_judge: Annotated[
-        str | None, typer.Option("--second-judge", help="Second judge for agreement figures.")
-    ] = None,
-    threshold: Annotated[
-        float | None,
-        typer.Option("--threshold", help="The paradigm's decision threshold (council: tension)."),
-    ] = None,
+    judge: JudgeOption = None,
+    second_judge: SecondJudgeOption = None,
+    threshold: ThresholdOption = None,
 ) -> None:
     """The paradigm's metrics of a run."""
     run_tables = load_tables(run, tables)
@@ -72,16 +77,9 @@ def report_command(
         Path | None,
         typer.Option("-o", "--output", help="Directory for the report (default RUN/report)."),
     ] = None,
-    judge: Annotated[
-        str | None, typer.Option("--judge", help="Judge whose labels the report uses.")
-    ] = None,
-    second_judge: Annotated[
-        str | None, typer.Option("--second-judge", help="Second judge for agreement figures.")
-    ] = None,
-    threshold: Annotated[
-        float | None,
-        typer.Option("--threshold", help="The paradigm's decision threshold (council: tension)."),
-    ] = None,
+    judge: JudgeOption = None,
+    second_judge: SecondJudgeOption = None,
+    threshold: ThresholdOption = None,
 ) -> None:
     """Write a self-contained HTML report with figures, and its tables as CSV beside it."""
     run_tables = load_tables(run, None)
