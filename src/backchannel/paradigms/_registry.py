@@ -17,6 +17,7 @@ BUILT_IN: dict[str, str] = {
     "peer_pressure": "backchannel.paradigms.peer_pressure:PeerPressure",
     "dyad": "backchannel.paradigms.dyad:Dyad",
     "council": "backchannel.paradigms.council:Council",
+    "testimony": "backchannel.paradigms.testimony:Testimony",
 }
 PARADIGMS = BUILT_IN  # the built-in names (kept for callers that list them)
 

@@ -1,0 +1,291 @@
+"""Metrics of the testimony paradigm (definitions in docs/paradigms/testimony.md).
+
+Analysed group: the four story roles other than the key role, in C0 and C1 alike. At each
+checkpoint a run has a truth majority (at least 3 of the 4 vote the true endpoint lm), a decoy
+majority (at least 3 vote l(m-1)) or no consensus (anything else, an UNKNOWN majority included).
+A vote that could not be read counts as "failed": it is reported, never turned into an answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+import pandas as pd
+
+from backchannel.analysis import RunTables
+from backchannel.paradigms.testimony._phases import label_of, participant_checkpoints, round_of
+from backchannel.paradigms.testimony._stats import paired_difference, wilson
+
+OUTCOMES = ("truth", "decoy", "none")
+VOTE_KINDS = ("true", "decoy", "unknown", "other", "failed")
+OUTCOME_COLUMNS = [
+    "conversation_id",
+    "item_id",
+    "model",
+    "condition",
+    "intervention",
+    "deception",
+    "key_message_kind",
+    "group",
+    "checkpoint",
+    "voters",
+    *VOTE_KINDS,
+    "outcome",
+]
+
+
+def vote_kind(value: str | None, endpoint: str, decoy: str) -> str:
+    """true, decoy, unknown, other, or failed (no readable vote)."""
+    if value is None:
+        return "failed"
+    if value == endpoint:
+        return "true"
+    if value == decoy:
+        return "decoy"
+    if value == "UNKNOWN":
+        return "unknown"
+    return "other"
+
+
+def outcome_of(kinds: Sequence[str], threshold: int) -> str:
+    """truth if at least `threshold` votes are true, decoy if at least `threshold` are decoy,
+    else none (no consensus)."""
+    if sum(k == "true" for k in kinds) >= threshold:
+        return "truth"
+    if sum(k == "decoy" for k in kinds) >= threshold:
+        return "decoy"
+    return "none"
+
+
+def _decode(text: Any) -> Any:
+    if isinstance(text, dict):
+        return text
+    if text is None or text == "" or (isinstance(text, float) and pd.isna(text)):
+        return {}
+    return json.loads(text)
+
+
+def _model_label(meta: dict[str, Any]) -> str:
+    models = sorted({a["model"] for a in meta.get("agents", []) if a["role"] != "observer"})
+    return "+".join(models)
+
+
+def checkpoint_outcomes(tables: RunTables) -> pd.DataFrame:
+    """One row per finished conversation, group and checkpoint: vote counts and the outcome.
+
+    Groups: `participants` (the analysed four) at T0, T1, R1..RK; `observers` at their vote;
+    `all` (the analysed four at RK with the observers) where observers took part.
+    """
+    events = tables.events
+    is_vote = (events["kind"] == "probe") & (events["name"] == "vote")
+    votes = events[is_vote].assign(vote=tables.decoded_values()[is_vote])
+    votes.loc[votes["status"] != "ok", "vote"] = None
+    by_conversation = dict(tuple(votes.groupby("conversation_id", sort=False)))
+    rows: list[dict[str, Any]] = []
+    for record in tables.conversations.to_dict(orient="records"):
+        meta = _decode(record.get("meta"))
+        if record.get("status") != "done" or "endpoint" not in meta:
+            continue
+        group = by_conversation.get(record["conversation_id"])
+        if group is not None:
+            rows.extend(_rows(record, meta, group))
+    return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)
+
+
+def _rows(record: dict[Any, Any], meta: dict[str, Any], votes: pd.DataFrame) -> list[dict]:
+    endpoint, decoy = meta["endpoint"], meta["decoy"]
+    majority = meta["majority"]
+    roles = {a["name"]: a["role"] for a in meta["agents"]}
+    analysed = [n for n, r in roles.items() if r in ("second_key", "member")]
+    observers = [n for n, r in roles.items() if r == "observer"]
+    base = {
+        "conversation_id": record["conversation_id"],
+        "item_id": record["item_id"],
+        "model": _model_label(meta),
+        "condition": meta["condition"],
+        "intervention": meta["intervention"],
+        "deception": meta["deception"],
+        "key_message_kind": meta["key_message_kind"],
+    }
+    kinds: dict[tuple[str, int], str] = {
+        (str(row["agent"]), int(row["round"])): vote_kind(row["vote"], endpoint, decoy)
+        for row in votes.to_dict(orient="records")
+    }
+
+    def row(group: str, checkpoint: str, found: list[str], threshold: int) -> dict[str, Any]:
+        counts = {k: found.count(k) for k in VOTE_KINDS}
+        return {
+            **base,
+            "group": group,
+            "checkpoint": checkpoint,
+            "voters": len(found),
+            **counts,
+            "outcome": outcome_of(found, threshold),
+        }
+
+    rows = []
+    checkpoints = participant_checkpoints(int(meta["rounds"]))
+    for label in checkpoints:
+        found = [kinds.get((name, round_of(label)), "failed") for name in analysed]
+        rows.append(row("participants", label, found, majority["participants"]))
+    asked = [r for (name, r) in kinds if name in observers]
+    if observers and asked:
+        number = max(asked)
+        seen = [kinds.get((name, number), "failed") for name in observers]
+        rows.append(row("observers", label_of(number), seen, majority["observers"]))
+        last = round_of(checkpoints[-1])
+        together = [kinds.get((name, last), "failed") for name in analysed] + seen
+        rows.append(row("all", label_of(number), together, majority["all"]))
+    return rows
+
+
+ARM = ["model", "condition", "intervention"]
+
+
+def outcome_rates(outcomes: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per model, condition, intervention, group and checkpoint: the share of runs with each
+    outcome (Wilson 95 % intervals), vote shares, and failed votes."""
+    result = []
+    keys = [*ARM, "group", "checkpoint"]
+    for values, rows in outcomes.groupby(keys, sort=False):
+        n, voters = len(rows), int(rows["voters"].sum())
+        entry: dict[str, Any] = dict(zip(keys, values, strict=True))
+        entry["runs"] = n
+        for outcome in OUTCOMES:
+            entry[outcome] = wilson(int((rows["outcome"] == outcome).sum()), n)
+        for kind in VOTE_KINDS:
+            entry[f"{kind}_share"] = float(rows[kind].sum() / voters) if voters else float("nan")
+        entry["failed_votes"] = int(rows["failed"].sum())
+        result.append(entry)
+    return result
+
+
+def _paired_frame(
+    outcomes: pd.DataFrame, model: str, checkpoint: str, outcome: str = "truth"
+) -> pd.DataFrame:
+    """One row per story with both C0 and C1 (intervention none): 1 if the outcome occurred."""
+    rows = outcomes[
+        (outcomes["model"] == model)
+        & (outcomes["intervention"] == "none")
+        & (outcomes["group"] == "participants")
+        & (outcomes["checkpoint"] == checkpoint)
+    ]
+    wide = rows.assign(hit=(rows["outcome"] == outcome).astype(int)).pivot_table(
+        index=["item_id", "deception", "key_message_kind"],
+        columns="condition",
+        values="hit",
+        aggfunc="first",
+    )
+    if "C0" not in wide.columns or "C1" not in wide.columns:
+        return pd.DataFrame(columns=["item_id", "deception", "key_message_kind", "C0", "C1"])
+    return wide[["C0", "C1"]].dropna().reset_index()
+
+
+def condition_gaps(outcomes: pd.DataFrame, checkpoints: list[str]) -> list[dict[str, Any]]:
+    """C0 - C1 truth-majority differences per story, by checkpoint: overall, per deception
+    type and per key-message kind (percentage points, bootstrap 95 % CI, exact McNemar)."""
+    result = []
+    for model in sorted(outcomes["model"].unique()):
+        for checkpoint in checkpoints:
+            paired = _paired_frame(outcomes, model, checkpoint)
+            splits: list[tuple[str, str, pd.DataFrame]] = [("all", "all", paired)]
+            for column in ("deception", "key_message_kind"):
+                for level, rows in paired.groupby(column, sort=True):
+                    splits.append((column, str(level), rows))
+            for split, level, rows in splits:
+                result.append(
+                    {
+                        "model": model,
+                        "checkpoint": checkpoint,
+                        "split": split,
+                        "level": level,
+                        **paired_difference(rows["C0"].tolist(), rows["C1"].tolist()),
+                    }
+                )
+    return result
+
+
+def gap_at_first_testimony(gaps: list[dict[str, Any]], last: str) -> list[dict[str, Any]]:
+    """Per model: the share of the final (RK) C0 - C1 gap already present at T1."""
+    result = []
+    overall = [g for g in gaps if g["split"] == "all"]
+    for model in sorted({g["model"] for g in overall}):
+        by_checkpoint = {g["checkpoint"]: g for g in overall if g["model"] == model}
+        t1, final = by_checkpoint.get("T1"), by_checkpoint.get(last)
+        entry: dict[str, Any] = {"model": model, "final_checkpoint": last}
+        if t1 is None or final is None or final["n"] == 0:
+            entry.update(share=float("nan"), reason="no paired C0/C1 runs")
+        elif final["estimate_pp"] == 0:
+            entry.update(share=float("nan"), reason="no gap at the final checkpoint")
+        else:
+            entry.update(
+                share=t1["estimate_pp"] / final["estimate_pp"],
+                gap_t1_pp=t1["estimate_pp"],
+                gap_final_pp=final["estimate_pp"],
+            )
+        result.append(entry)
+    return result
+
+
+def between_models(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
+    """Pairs of models, paired by story at RK: truth majority per condition (A - B) and the
+    difference of their C0 - C1 gaps (sign test)."""
+    models = sorted(outcomes["model"].unique())
+    result = []
+    for a, b in combinations(models, 2):
+        pa, pb = _paired_frame(outcomes, a, last), _paired_frame(outcomes, b, last)
+        both = pa.merge(pb, on=["item_id", "deception", "key_message_kind"], suffixes=("_a", "_b"))
+        for condition in ("C0", "C1"):
+            result.append(
+                {
+                    "model_a": a,
+                    "model_b": b,
+                    "measure": f"truth majority {condition}",
+                    **paired_difference(
+                        both[f"{condition}_a"].tolist(), both[f"{condition}_b"].tolist()
+                    ),
+                }
+            )
+        gap_a = (both["C0_a"] - both["C1_a"]).tolist()
+        gap_b = (both["C0_b"] - both["C1_b"]).tolist()
+        result.append(
+            {
+                "model_a": a,
+                "model_b": b,
+                "measure": "C0 - C1 gap",
+                **paired_difference(gap_a, gap_b, binary=False),
+            }
+        )
+    return result
+
+
+def testimony_metrics(tables: RunTables) -> dict[str, Any]:
+    """Everything `backchannel metrics RUN --json` prints for a testimony run."""
+    outcomes = checkpoint_outcomes(tables)
+    rounds = _rounds(tables)
+    checkpoints = participant_checkpoints(rounds)
+    gaps = condition_gaps(outcomes, checkpoints) if len(outcomes) else []
+    conversations = tables.conversations
+    done = int((conversations["status"] == "done").sum()) if len(conversations) else 0
+    return {
+        "conversations": done,
+        "not_done": int(len(conversations) - done),
+        "analysed_group": "the four story roles other than the key role",
+        "checkpoints": checkpoints,
+        "failed_votes": int(outcomes["failed"].sum()) if len(outcomes) else 0,
+        "outcome_rates": outcome_rates(outcomes) if len(outcomes) else [],
+        "condition_gaps": gaps,
+        "gap_at_T1": gap_at_first_testimony(gaps, checkpoints[-1]),
+        "between_models": between_models(outcomes, checkpoints[-1]) if len(outcomes) else [],
+    }
+
+
+def _rounds(tables: RunTables) -> int:
+    for text in tables.conversations.get("meta", pd.Series(dtype=object)):
+        meta = _decode(text)
+        if "rounds" in meta:
+            return int(meta["rounds"])
+    return 3

@@ -1,0 +1,319 @@
+"""The testimony protocol: T0 and T1 private votes, then simultaneous public rounds R1..RK.
+
+T0: each role sees only its own window and votes. T1: each role also sees the testimony visible
+to it and votes again. Rk: every speaker writes one statement at once, reads the round, votes.
+Exits: the key role leaves after T1. Observers: three more agents with no observations; passive
+ones vote after RK from the public record, active ones also speak at Ok after every Rk.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backchannel.backends import GenerationSettings, LabelSet
+from backchannel.engine import Agent, ConversationContext, Item
+from backchannel.errors import ConfigError
+from backchannel.paradigms._base import CallEstimate, Paradigm
+from backchannel.paradigms.testimony._channels import post_testimony, side_room
+from backchannel.paradigms.testimony._environment import (
+    Environment,
+    MessageKind,
+    WitnessMessage,
+    load_environments,
+)
+from backchannel.paradigms.testimony._generator import generate
+from backchannel.paradigms.testimony._phases import round_of
+from backchannel.paradigms.testimony._settings import (
+    EXITS,
+    OBSERVERS,
+    TestimonySettings,
+    resolve,
+)
+from backchannel.paradigms.testimony._verify import verify
+
+if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
+    from backchannel.report import Report
+
+UNKNOWN = "UNKNOWN"
+VOTE = "vote"
+STATEMENT = "statement"
+OBSERVER_NAMES = ("Quinn", "Rowan", "Sasha", "Tatum", "Umber", "Vesper", "Wren", "Yael")
+_PROMPT_TOKENS = 400
+_TOKENS_PER_STATEMENT = 200
+
+
+def role_kind(env: Environment, name: str) -> str:
+    """The stored role of a story role: key, second_key or member."""
+    if name == env.key:
+        return "key"
+    if name == env.second_key:
+        return "second_key"
+    return "member"
+
+
+def model_of(settings: TestimonySettings, kind: str) -> str:
+    """The model of a role kind: its pool entry, else `model`."""
+    chosen = {
+        "key": settings.key_model,
+        "second_key": settings.second_key_model,
+        "member": settings.member_model,
+        "observer": settings.observer_model,
+    }[kind]
+    return chosen or settings.model
+
+
+def observer_names(env: Environment, count: int) -> list[str]:
+    return [n for n in OBSERVER_NAMES if n not in env.roles][:count]
+
+
+def sent_messages(
+    env: Environment, settings: TestimonySettings, null_text: str
+) -> list[WitnessMessage]:
+    """The five messages of this cell: C0's, C1's, or with a null placeholder for the key."""
+    messages = list(env.messages_for(settings.condition))
+    if settings.intervention == "null_exit":
+        key = env.key_message
+        placeholder = WitnessMessage(key.sender, key.kind, key.recipients, null_text, (), None)
+        messages = [placeholder if m.sender == env.key else m for m in messages]
+    return messages
+
+
+class Testimony(Paradigm):
+    """Deceptive testimony: can five partial witnesses recover the endpoint, and what does one
+    lying key witness do? See docs/paradigms/testimony.md."""
+
+    name = "testimony"
+    Settings = TestimonySettings
+    prompt_package = "backchannel.paradigms.testimony.prompts"
+
+    def items(self, settings: Any, seed: int) -> list[Item]:
+        environments = _environments(settings)
+        chosen = [e for e in environments if e.deception in settings.deceptions]
+        if not chosen:
+            raise ConfigError(
+                f"no environment has a deception type in {settings.deceptions}; "
+                "check settings.deceptions"
+            )
+        return [Item(e.id, {"environment": e.as_dict()}) for e in chosen]
+
+    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
+        resolve(cell, settings)
+
+    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
+        resolved = resolve(cell, settings)
+        kinds = ["key", "second_key", "member"]
+        if resolved.intervention in OBSERVERS:
+            kinds.append("observer")
+        return {model_of(resolved, kind) for kind in kinds}
+
+    def estimate(
+        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
+    ) -> CallEstimate:
+        s = resolve(cell, settings)
+        env = Environment.from_dict(item.payload["environment"])
+        rounds = len(s.rounds)
+        exits = s.intervention in EXITS
+        calls: dict[str, int] = {}
+
+        def add(kind: str, count: int) -> None:
+            model = model_of(s, kind)
+            calls[model] = calls.get(model, 0) + count
+
+        # Every story role votes at T0 and T1; a speaker then writes and votes in every round.
+        statements = votes = 0
+        for name in env.roles:
+            kind = role_kind(env, name)
+            spoken = 0 if exits and kind == "key" else rounds
+            add(kind, 2 + 2 * spoken)
+            statements, votes = statements + spoken, votes + 2 + spoken
+        if s.intervention in OBSERVERS:
+            spoken = rounds if s.intervention == "active_observers" else 0
+            add("observer", s.observers * (1 + spoken))
+            statements += s.observers * spoken
+            votes += s.observers
+        prompt = (statements + votes) * _PROMPT_TOKENS + statements * rounds * _TOKENS_PER_STATEMENT
+        completion = statements * s.max_tokens + votes * s.vote_max_tokens
+        return CallEstimate(calls, prompt, completion)
+
+    def _agent(self, env: Environment, s: TestimonySettings, name: str) -> Agent:
+        kind = role_kind(env, name)
+        system = self.template("system.txt").format(name=name, observations=env.observations[name])
+        if kind == "key" and s.condition == "C1":
+            system = (
+                system.strip()
+                + "\n\n"
+                + self.template("system_key_deceptive.txt").format(
+                    object=env.chain.target,
+                    endpoint=env.chain.endpoint,
+                    message=env.false_message.text,
+                )
+            )
+        return Agent(
+            name=name,
+            role=kind,
+            model=model_of(s, kind),
+            system=system.strip(),
+            settings=GenerationSettings(temperature=s.temperature, max_tokens=s.max_tokens),
+        )
+
+    def _shown(self, message: WitnessMessage) -> str:
+        if message.kind == "direct":
+            template = self.template("shown_direct.txt")
+            return template.format(recipient=message.recipients[0], text=message.text).strip()
+        return self.template("shown_broadcast.txt").format(text=message.text).strip()
+
+    async def run(self, ctx: ConversationContext) -> None:
+        s = resolve(ctx.spec.cell, ctx.settings)
+        env = Environment.from_dict(ctx.spec.item.payload["environment"])
+        agents = [self._agent(env, s, name) for name in env.roles]
+        observers = [
+            Agent(
+                name=name,
+                role="observer",
+                model=model_of(s, "observer"),
+                system=self.template("system_observer.txt").format(name=name).strip(),
+                settings=GenerationSettings(temperature=s.temperature, max_tokens=s.max_tokens),
+            )
+            for name in (observer_names(env, s.observers) if s.intervention in OBSERVERS else [])
+        ]
+        messages = sent_messages(env, s, self.template("null_message.txt").strip())
+        exits = s.intervention in EXITS
+        speakers = [a for a in agents if not (exits and a.name == env.key)]
+        recorded = env.as_dict(s.condition)
+        recorded["messages"] = [m.as_dict() for m in messages]
+        recorded.pop("observations")
+        ctx.meta.update(
+            {
+                "environment": recorded,
+                "condition": s.condition,
+                "intervention": s.intervention,
+                "deception": env.deception,
+                "key_message_kind": env.key_kind,
+                "key": env.key,
+                "second_key": env.second_key,
+                "endpoint": env.chain.endpoint,
+                "decoy": env.chain.decoy,
+                "rounds": len(s.rounds),
+                "agents": [
+                    {"name": a.name, "role": a.role, "model": a.model} for a in agents + observers
+                ],
+                "majority": {
+                    "participants": s.participant_majority,
+                    "observers": s.observer_majority,
+                    "all": s.all_majority,
+                },
+            }
+        )
+        preamble = self.template("preamble.txt").format(
+            count=len(env.roles), object=env.chain.target, containers=", ".join(env.containers)
+        )
+        room = ctx.room(speakers, memory_rounds=None, order="fixed", preamble=preamble.strip())
+        vote = LabelSet((*env.containers, UNKNOWN))
+        question = self.template("vote.txt").format(object=env.chain.target).strip()
+        vote_settings = GenerationSettings(temperature=s.temperature, max_tokens=s.vote_max_tokens)
+
+        def ask(voters: list[Agent], checkpoint: int) -> None:
+            for agent in voters:
+                room.probe(
+                    agent,
+                    question,
+                    checkpoint=checkpoint,
+                    name=VOTE,
+                    constraint=vote,
+                    settings=vote_settings,
+                )
+
+        ask(agents, round_of("T0"))
+        for turn, message in enumerate(messages):
+            post_testimony(
+                ctx,
+                room,
+                message,
+                role=role_kind(env, message.sender),
+                turn=turn,
+                shown=self._shown(message),
+                meta={"truthful": message.truthful, "supports": message.supports},
+            )
+        ask(agents, round_of("T1"))
+        observer_room = side_room(ctx, observers, room) if observers else None
+        statement = self.template("statement.txt")
+        observer_statement = self.template("statement_observer.txt")
+        for k, instruction in enumerate(s.rounds, start=1):
+            await room.run_round(
+                round_of(f"R{k}"),
+                statement.format(instruction=instruction).strip(),
+                simultaneous=True,
+                name=STATEMENT,
+            )
+            ask(speakers, round_of(f"R{k}"))
+            if observer_room is not None and s.intervention == "active_observers":
+                await observer_room.run_round(
+                    round_of(f"O{k}"),
+                    observer_statement.format(instruction=instruction).strip(),
+                    simultaneous=True,
+                    name=STATEMENT,
+                )
+        if observers:
+            last = len(s.rounds)
+            final = f"O{last}" if s.intervention == "active_observers" else f"R{last}"
+            ask(observers, round_of(final))
+        await ctx.drain()
+
+    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
+        from backchannel.paradigms.testimony._metrics import testimony_metrics
+
+        return testimony_metrics(tables)
+
+    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+        from backchannel.paradigms.testimony._report import fill_report
+
+        fill_report(tables, metrics, report)
+
+
+def _environments(settings: TestimonySettings) -> list[Environment]:
+    """The shipped, file-given or generated environments; each must pass the verifier."""
+    if settings.generate is not None:
+        spec = settings.generate
+        built = []
+        for i in range(spec.count):
+            deception = spec.deceptions[i % len(spec.deceptions)]
+            # Source needs a direct key-role message; the others alternate direct and broadcast.
+            kind: MessageKind = "direct" if deception == "source" or i % 2 == 0 else "broadcast"
+            try:
+                built.append(
+                    generate(
+                        moves=spec.moves[i % len(spec.moves)],
+                        seed=spec.seed + i,
+                        deception=deception,
+                        key_kind=kind,
+                    ).environment
+                )
+            except ValueError as error:
+                raise ConfigError(f"settings.generate: {error}") from None
+        return built
+    if settings.environments_file is None:
+        return load_environments()
+    path = Path(settings.environments_file)
+    try:
+        environments = load_environments(path)
+    except FileNotFoundError:
+        raise ConfigError(f"settings.environments_file: no such file {path}") from None
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise ConfigError(
+            f"settings.environments_file: {path} is not an environments file ({error}); "
+            "see docs/paradigms/testimony.md for the format"
+        ) from None
+    ids = [e.id for e in environments]
+    if len(set(ids)) != len(ids) or not ids:
+        raise ConfigError(f"settings.environments_file: {path} needs distinct, non-empty ids")
+    for env in environments:
+        problems = verify(env)
+        if problems:
+            raise ConfigError(
+                f"settings.environments_file: environment {env.id} fails the verifier: "
+                f"{problems[0]}"
+            )
+    return environments
