@@ -44,8 +44,12 @@ def reason_kind(reason: str) -> str:
     return re.sub(r"\s*\([A-Z][a-z]+ and [A-Z][a-z]+\)", "", reason)
 
 
-def build(stories: list[Story]) -> dict[str, Any]:
-    """The environments file: environments, and every rejected story with its reason."""
+Plan = tuple[tuple[Deception, tuple[MessageKind, ...]], ...]
+
+
+def build(stories: list[Story], plan: Plan = PLAN) -> dict[str, Any]:
+    """The environments file: environments (per type, one per key-message kind listed in
+    `plan`), and every rejected story with its reason."""
     accepted: list[Story] = []
     rejected: dict[str, str] = {}
     for story in stories:
@@ -63,10 +67,10 @@ def build(stories: list[Story]) -> dict[str, Any]:
             continue
         accepted.append(story)
     if not accepted:
-        raise SystemExit("no story passed the verifier")
+        raise ValueError("no story passed the verifier")
     environments: list[Environment] = []
     cursor = 0
-    for deception, kinds in PLAN:
+    for deception, kinds in plan:
         used: set[str] = set()
         for kind in kinds:
             for _ in range(len(accepted)):
@@ -88,7 +92,7 @@ def build(stories: list[Story]) -> dict[str, Any]:
                 environments.append(env)
                 break
             else:
-                raise SystemExit(f"not enough stories pass for {deception} ({kind})")
+                raise ValueError(f"not enough stories pass for {deception} ({kind})")
     reasons = Counter(reason_kind(r) for r in rejected.values())
     return {
         "format": FORMAT_VERSION,
@@ -106,7 +110,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python -m backchannel.paradigms.testimony._build_environments DATA.json")
         return 2
-    built = build(load_hitom(Path(argv[1])))
+    try:
+        built = build(load_hitom(Path(argv[1])))
+    except (OSError, ValueError, KeyError) as error:
+        print(f"cannot build the environments: {error}")
+        return 2
     target = Path(__file__).parent / "data" / "environments.json"
     target.write_text(json.dumps(built, indent=1) + "\n", encoding="utf-8")
     print(

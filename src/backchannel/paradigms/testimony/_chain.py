@@ -104,6 +104,9 @@ def extract_chain(story: str, story_id: str) -> Chain:
             target = is_in.group(1)
             nodes.append(Node(is_in.group(2)))
             continue
+        if is_in and is_in.group(1) == target and is_in.group(2) != nodes[-1].container:
+            # A later chapter states where the object is; it must be where the chain left it.
+            raise StoryError(f"the story puts the {target} in the {is_in.group(2)} unmoved")
         moved = _MOVED.match(line)
         if moved and target is not None and moved.group(2) == target:
             actor, container = moved.group(1), moved.group(3)

@@ -37,9 +37,9 @@ OUTCOME_COLUMNS = [
 ]
 
 
-def vote_kind(value: str | None, endpoint: str, decoy: str) -> str:
+def vote_kind(value: object, endpoint: str, decoy: str) -> str:
     """true, decoy, unknown, other, or failed (no readable vote)."""
-    if value is None:
+    if not isinstance(value, str):
         return "failed"
     if value == endpoint:
         return "true"
@@ -237,7 +237,7 @@ def between_models(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
     result = []
     for a, b in combinations(models, 2):
         pa, pb = _paired_frame(outcomes, a, last), _paired_frame(outcomes, b, last)
-        both = pa.merge(pb, on=["item_id", "deception", "key_message_kind"], suffixes=("_a", "_b"))
+        both = pa.merge(pb, on="item_id", suffixes=("_a", "_b"))
         for condition in ("C0", "C1"):
             result.append(
                 {

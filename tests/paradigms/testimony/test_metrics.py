@@ -1,0 +1,187 @@
+"""Every metric on hand-built runs whose answers are worked out here by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.proportion import proportion_confint
+
+from backchannel.paradigms.testimony import checkpoint_outcomes, outcome_of
+from backchannel.paradigms.testimony import testimony_metrics as metrics_of
+from backchannel.paradigms.testimony._metrics import vote_kind
+from backchannel.paradigms.testimony._stats import (
+    mcnemar_exact,
+    paired_difference,
+    sign_test,
+    wilson,
+)
+
+from ._tables import conversation, tables
+
+
+def votes(t0: str, t1: str, rounds: str) -> dict[str, str]:
+    return {"T0": t0, "T1": t1, "R1": rounds, "R2": rounds, "R3": rounds}
+
+
+# Letters: K S A B C (K, the key role, is never analysed); t true, d decoy, u UNKNOWN,
+# o other container, x unreadable.
+RUNS = [
+    conversation("s1", "C0", votes("uuuuu", "ttttu", "ttttt"), deception="event"),
+    conversation("s1", "C1", votes("uuuuu", "tdddu", "ddddd"), deception="event"),
+    conversation("s2", "C0", votes("uuuuu", "tttuu", "ttttt"), deception="event", kind="broadcast"),
+    conversation("s2", "C1", votes("uuuuu", "dtuuu", "dtttu"), deception="event", kind="broadcast"),
+    conversation("s3", "C0", votes("uuuuu", "tttto", "ttttx"), deception="source"),
+    conversation("s3", "C1", votes("uuuuu", "ddddd", "dxxdd"), deception="source"),
+    conversation("s4", "C0", votes("uuuuu", "uuuuu", "uuuuu"), deception="source"),
+    conversation("s4", "C1", votes("uuuuu", "uuuuu", "ttttt"), deception="source"),
+]
+
+
+def rate(metrics: dict, condition: str, checkpoint: str, group: str = "participants") -> dict:
+    (entry,) = [
+        e
+        for e in metrics["outcome_rates"]
+        if (e["condition"], e["checkpoint"], e["group"], e["intervention"])
+        == (condition, checkpoint, group, "none")
+    ]
+    return entry
+
+
+def test_vote_kinds_and_outcomes() -> None:
+    assert [vote_kind(v, "red", "blue") for v in ("red", "blue", "UNKNOWN", "green", None)] == [
+        "true",
+        "decoy",
+        "unknown",
+        "other",
+        "failed",
+    ]
+    assert outcome_of(["true", "true", "true", "decoy"], 3) == "truth"
+    assert outcome_of(["decoy", "decoy", "decoy", "failed"], 3) == "decoy"
+    assert outcome_of(["true", "true", "failed", "failed"], 3) == "none"
+    assert outcome_of(["unknown"] * 4, 3) == "none"  # an UNKNOWN majority is no consensus
+
+
+def test_outcomes_per_run_and_checkpoint_exclude_the_key_role() -> None:
+    frame = checkpoint_outcomes(tables(*RUNS)).set_index(["item_id", "condition", "checkpoint"])
+    # s1 C1 at T1: K votes t but is not analysed; S, A, B vote d, C UNKNOWN -> decoy.
+    assert frame.loc[("s1", "C1", "T1"), "outcome"] == "decoy"
+    assert frame.loc[("s1", "C1", "T1"), "true"] == 0
+    assert frame.loc[("s2", "C0", "T1"), "outcome"] == "none"  # t t u u
+    assert frame.loc[("s2", "C1", "R3"), "outcome"] == "truth"  # t t t u
+    # s3 C1 at R3: S and A unreadable, B and C decoy: two failed votes, no consensus.
+    row = frame.loc[("s3", "C1", "R3")]
+    assert (row["failed"], row["decoy"], row["outcome"]) == (2, 2, "none")
+    assert frame.loc[("s4", "C0", "R3"), "outcome"] == "none"  # UNKNOWN x4
+    assert set(frame["voters"]) == {4}
+
+
+def test_outcome_rates_with_wilson_intervals_and_vote_shares() -> None:
+    metrics = metrics_of(tables(*RUNS))
+    c0 = rate(metrics, "C0", "R3")
+    assert c0["runs"] == 4 and c0["truth"]["k"] == 3  # s1, s2, s3
+    low, high = proportion_confint(3, 4, alpha=0.05, method="wilson")
+    assert c0["truth"]["estimate"] == 0.75
+    assert c0["truth"]["low"] == pytest.approx(low) and c0["truth"]["high"] == pytest.approx(high)
+    c1 = rate(metrics, "C1", "R3")
+    assert (c1["truth"]["k"], c1["decoy"]["k"], c1["none"]["k"]) == (2, 1, 1)
+    # 16 analysed votes in C1 at R3: 7 true, 6 decoy, 1 UNKNOWN, 2 unreadable.
+    assert c1["true_share"] == 7 / 16 and c1["decoy_share"] == 6 / 16
+    assert c1["unknown_share"] == 1 / 16 and c1["failed_share"] == 2 / 16
+    assert c1["other_share"] == 0 and c1["failed_votes"] == 2
+    assert rate(metrics, "C0", "T1")["truth"]["k"] == 2  # s1, s3
+    assert rate(metrics, "C1", "T0")["none"]["k"] == 4
+    # Unreadable analysed votes: C of s3 C0 at R1, R2, R3 (3) and S, A of s3 C1 there (6).
+    assert metrics["failed_votes"] == 9
+
+
+def test_paired_gaps_overall_by_type_and_kind() -> None:
+    metrics = metrics_of(tables(*RUNS))
+    gaps = {(g["checkpoint"], g["split"], g["level"]): g for g in metrics["condition_gaps"]}
+    final = gaps[("R3", "all", "all")]
+    # Per story C0 - C1 at R3: s1 1, s2 0, s3 1, s4 -1 -> mean 0.25.
+    assert final["estimate_pp"] == pytest.approx(25.0) and final["n"] == 4
+    # McNemar: 2 stories true only in C0, 1 true only in C1: exact p = 2 P(X <= 1 | 3, 1/2) = 1.
+    assert final["p_value"] == pytest.approx(1.0)
+    assert final["low_pp"] <= 25.0 <= final["high_pp"]
+    assert gaps[("R3", "deception", "event")]["estimate_pp"] == pytest.approx(50.0)
+    assert gaps[("R3", "deception", "source")]["estimate_pp"] == pytest.approx(0.0)
+    assert gaps[("R3", "key_message_kind", "broadcast")]["n"] == 1
+    assert gaps[("R3", "key_message_kind", "direct")]["estimate_pp"] == pytest.approx(100 / 3)
+    assert gaps[("T1", "all", "all")]["estimate_pp"] == pytest.approx(50.0)  # s1, s3
+    (share,) = metrics["gap_at_T1"]
+    assert share["share"] == pytest.approx(2.0)  # 50 pp at T1 over 25 pp at R3
+
+
+def test_no_gap_is_reported_with_its_reason() -> None:
+    same = [
+        conversation("s1", "C0", votes("uuuuu", "ttttt", "ttttt")),
+        conversation("s1", "C1", votes("uuuuu", "ttttt", "ttttt")),
+    ]
+    (share,) = metrics_of(tables(*same))["gap_at_T1"]
+    assert math.isnan(share["share"]) and share["reason"] == "no gap at the final checkpoint"
+
+
+def test_between_models_paired_by_story() -> None:
+    runs = [
+        *RUNS[:4],
+        conversation("s1", "C0", votes("uuuuu", "ttttt", "ttttt"), model="sim/b"),
+        conversation("s1", "C1", votes("uuuuu", "ttttt", "ttttt"), model="sim/b"),
+        conversation("s2", "C0", votes("uuuuu", "ttttt", "ttttt"), model="sim/b"),
+        conversation("s2", "C1", votes("uuuuu", "ttttt", "ttttt"), model="sim/b"),
+    ]
+    comparisons = {c["measure"]: c for c in metrics_of(tables(*runs))["between_models"]}
+    # C1 truth at R3: a has s1 0, s2 1; b has 1, 1 -> a - b = -50 pp over 2 stories.
+    c1 = comparisons["truth majority C1"]
+    assert (c1["model_a"], c1["model_b"], c1["n"]) == ("sim/a", "sim/b", 2)
+    assert c1["estimate_pp"] == pytest.approx(-50.0)
+    assert comparisons["truth majority C0"]["estimate_pp"] == pytest.approx(0.0)
+    # Gaps: a has s1 1, s2 0; b has 0, 0 -> +50 pp; sign test on one non-zero difference: p = 1.
+    gap = comparisons["C0 - C1 gap"]
+    assert gap["estimate_pp"] == pytest.approx(50.0) and gap["test"] == "sign_test_exact"
+    assert gap["p_value"] == pytest.approx(1.0)
+
+
+def test_observers_majority_and_all_seven() -> None:
+    run = conversation(
+        "s1",
+        "C1",
+        votes("uuuuu", "ddddd", "dttdd"),
+        intervention="active_observers",
+        observers={"obs": "ttd"},
+    )
+    frame = checkpoint_outcomes(tables(run)).set_index("group")
+    assert frame.loc["observers", "outcome"] == "truth"  # 2 of 3
+    assert frame.loc["observers", "checkpoint"] == "O3"
+    # Participants at R3: S A B C = t t d d (none); all seven: t t d d + t t d = 4 true of 7.
+    participants = frame[frame["checkpoint"] == "R3"].loc["participants"]
+    assert participants["outcome"] == "none"
+    assert (frame.loc["all", "true"], frame.loc["all", "voters"]) == (4, 7)
+    assert frame.loc["all", "outcome"] == "truth"
+
+
+def test_unfinished_conversations_are_left_out_and_counted() -> None:
+    built = tables(*RUNS[:2])
+    built.conversations.loc[1, "status"] = "incomplete"
+    metrics = metrics_of(built)
+    assert (metrics["conversations"], metrics["not_done"]) == (1, 1)
+
+
+def test_stats_match_scipy_and_statsmodels() -> None:
+    assert wilson(0, 0)["n"] == 0 and math.isnan(wilson(0, 0)["estimate"])
+    low, high = proportion_confint(7, 20, alpha=0.05, method="wilson")
+    assert (wilson(7, 20)["low"], wilson(7, 20)["high"]) == pytest.approx((low, high))
+    first = [1] * 9 + [0] * 2 + [1] * 5 + [0] * 4
+    second = [0] * 9 + [1] * 2 + [1] * 5 + [0] * 4
+    expected = mcnemar([[5, 9], [2, 4]], exact=True).pvalue
+    assert mcnemar_exact(first, second) == pytest.approx(expected)
+    assert mcnemar_exact(first, second) == pytest.approx(stats.binomtest(2, 11, 0.5).pvalue)
+    assert mcnemar_exact([1, 0], [1, 0]) == 1.0
+    differences = [0.5, -1, 2, 0, 3, 1]
+    assert sign_test(differences) == pytest.approx(stats.binomtest(4, 5, 0.5).pvalue)
+    result = paired_difference(first, second)
+    assert result["estimate_pp"] == pytest.approx(100 * 7 / 20) and result["n"] == 20
+    assert result["low_pp"] < result["estimate_pp"] < result["high_pp"]
+    assert paired_difference([], [])["reason"] == "no paired units"
