@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from backchannel.paradigms.testimony import Environment, generate, load_environments, verify
-from backchannel.paradigms.testimony._build_environments import build
+from backchannel.paradigms.testimony._build_environments import build, dump
 from backchannel.paradigms.testimony._hitom import load_hitom, stories_from_records
 
 from ._stories import EGGPLANT, EGGPLANT_CHOICES, LETTUCE, LETTUCE_CHOICES, PEAS
@@ -88,8 +88,8 @@ def test_build_is_deterministic_and_rejects_short_stories() -> None:
 
 @pytest.mark.skipif(not HITOM.exists(), reason="the Hi-ToM source file is not on this machine")
 def test_shipped_file_is_what_the_build_script_makes() -> None:
-    shipped = json.loads(DATA.joinpath("environments.json").read_text(encoding="utf-8"))
-    assert build(load_hitom(HITOM)) == shipped
+    shipped = DATA.joinpath("environments.json").read_text(encoding="utf-8")
+    assert dump(build(load_hitom(HITOM))) == shipped
 
 
 def test_generator_is_deterministic_and_verified() -> None:

@@ -106,6 +106,14 @@ def build(stories: list[Story], plan: Plan = PLAN) -> dict[str, Any]:
     }
 
 
+def dump(built: dict[str, Any]) -> str:
+    """The file's text: the summary fields indented, one environment per line."""
+    head = {k: v for k, v in built.items() if k != "environments"}
+    lines = [json.dumps(e, ensure_ascii=False) for e in built["environments"]]
+    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
+    return text + ',\n "environments": [\n' + ",\n".join(lines) + "\n ]\n}\n"
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python -m backchannel.paradigms.testimony._build_environments DATA.json")
@@ -116,7 +124,7 @@ def main(argv: list[str]) -> int:
         print(f"cannot build the environments: {error}")
         return 2
     target = Path(__file__).parent / "data" / "environments.json"
-    target.write_text(json.dumps(built, indent=1) + "\n", encoding="utf-8")
+    target.write_text(dump(built), encoding="utf-8")
     print(
         f"{len(built['environments'])} environments from {built['accepted_stories']} of "
         f"{built['stories']} stories ({built['rejected_stories']} rejected) -> {target}"

@@ -33,7 +33,10 @@ _POSITION = re.compile(
 def check_chain(chain: Chain) -> list[str]:
     problems = []
     if chain.moves < MIN_MOVES:
-        problems.append(f"the chain has {chain.moves} moves; at least {MIN_MOVES} are needed")
+        plural = "" if chain.moves == 1 else "s"
+        problems.append(
+            f"the chain has {chain.moves} move{plural}; at least {MIN_MOVES} are needed"
+        )
     if len(chain.roles) != ROLES:
         problems.append(f"the story has {len(chain.roles)} named roles; {ROLES} are needed")
     return problems
