@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, LabelSet
-from backchannel.engine import Agent, ConversationContext, Item
+from backchannel.engine import Agent, ConversationContext, Event, Item, Shown
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import CallEstimate, Paradigm
 from backchannel.paradigms.testimony._channels import post_testimony, side_room
@@ -165,6 +165,18 @@ class Testimony(Paradigm):
             return template.format(recipient=message.recipients[0], text=message.text).strip()
         return self.template("shown_broadcast.txt").format(text=message.text).strip()
 
+    def _labelled(self, phase: str) -> Shown:
+        """Statements enter the record marked with their round (R1, O1, ...), so that later
+        speakers can tell rounds apart and refer to them."""
+        template = self.template("shown_statement.txt")
+
+        def shown(event: Event) -> str:
+            if not event.text.strip():
+                return event.text  # nothing was said: no label without a statement
+            return template.format(phase=phase, text=event.text.strip()).strip()
+
+        return shown
+
     async def run(self, ctx: ConversationContext) -> None:
         s = resolve(ctx.spec.cell, ctx.settings)
         env = Environment.from_dict(ctx.spec.item.payload["environment"])
@@ -247,6 +259,7 @@ class Testimony(Paradigm):
                 statement.format(instruction=instruction).strip(),
                 simultaneous=True,
                 name=STATEMENT,
+                shown=self._labelled(f"R{k}"),
             )
             ask(speakers, round_of(f"R{k}"))
             if observer_room is not None and s.intervention == "active_observers":
@@ -255,6 +268,7 @@ class Testimony(Paradigm):
                     observer_statement.format(instruction=instruction).strip(),
                     simultaneous=True,
                     name=STATEMENT,
+                    shown=self._labelled(f"O{k}"),
                 )
         if observers:
             last = len(s.rounds)
