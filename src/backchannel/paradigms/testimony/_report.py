@@ -12,6 +12,14 @@ from backchannel.paradigms.testimony._metrics import OUTCOMES, checkpoint_outcom
 from backchannel.paradigms.testimony._stats import wilson
 from backchannel.report import Report, bar_with_intervals, line_over_rounds
 
+_ARM_NAMES = {
+    "none": "",
+    "honest_exit": "honest exit",
+    "null_exit": "null exit",
+    "false_exit": "false exit",
+    "passive_observers": "passive obs.",
+    "active_observers": "active obs.",
+}
 _OUTCOME_NAMES = {"truth": "truth majority", "decoy": "decoy majority", "none": "no consensus"}
 
 
@@ -110,19 +118,26 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
         "after every public round, per condition; shaded bands are Wilson 95 % intervals.",
     )
     main = rates[(rates["group"] == "participants") & (rates["intervention"] == "none")]
-    for (model, outcome), group in main.groupby(["model", "outcome"], sort=True):
-        frame = group.assign(step=group["checkpoint"].map(order)).sort_values("step")
-        fig = line_over_rounds(
-            frame,
-            "step",
-            "rate",
-            "condition",
-            title=f"{outcome} by checkpoint ({model}); steps: {', '.join(checkpoints)}",
-            ylabel="share of runs",
-            band_low="low",
-            band_high="high",
-        )
-        report.figure(fig, f"{outcome} at each checkpoint, C0 and C1, model {model}.")
+    for model in sorted(main["model"].unique()):
+        for outcome in _OUTCOME_NAMES.values():
+            group = main[(main["model"] == model) & (main["outcome"] == outcome)]
+            if group.empty:
+                continue
+            frame = group.assign(step=group["checkpoint"].map(order)).sort_values("step")
+            fig = line_over_rounds(
+                frame,
+                "step",
+                "rate",
+                "condition",
+                title=f"{outcome} by checkpoint ({model})",
+                ylabel="share of runs",
+                band_low="low",
+                band_high="high",
+            )
+            axes = fig.axes[0]
+            axes.set_xticks(range(len(checkpoints)), checkpoints)
+            axes.set_xlabel("checkpoint")
+            report.figure(fig, f"{outcome} at each checkpoint, C0 and C1, model {model}.")
     outcomes = checkpoint_outcomes(tables)
     deception = _by_deception(outcomes, last)
     if not deception.empty:
@@ -177,7 +192,8 @@ def _interventions(rates: pd.DataFrame, last: str, report: Report) -> None:
         "(2 of 3) and the majority of all seven (4 of 7) beside the participants' (3 of 4).",
     )
     for model, group in final.groupby("model", sort=True):
-        frame = group.assign(arm=group["condition"] + " " + group["intervention"])
+        arms = group["intervention"].map(_ARM_NAMES)
+        frame = group.assign(arm=(group["condition"] + " " + arms).str.strip())
         participants = frame[frame["group"] == "participants"]
         fig = bar_with_intervals(
             participants,
@@ -189,6 +205,7 @@ def _interventions(rates: pd.DataFrame, last: str, report: Report) -> None:
             title=f"participants' outcomes at {last} ({model})",
             ylabel="share of runs",
         )
+        fig.axes[0].tick_params(axis="x", labelrotation=25)
         report.figure(fig, f"Each outcome per condition and intervention, {model}.")
         truth = frame[frame["outcome"] == "truth majority"]
         if truth["group"].nunique() > 1:
@@ -202,4 +219,5 @@ def _interventions(rates: pd.DataFrame, last: str, report: Report) -> None:
                 title=f"truth majority by group ({model})",
                 ylabel="share of runs",
             )
+            fig.axes[0].tick_params(axis="x", labelrotation=25)
             report.figure(fig, f"Truth majority of participants, observers and all, {model}.")
