@@ -162,6 +162,31 @@ def test_observers_majority_and_all_seven() -> None:
     assert frame.loc["all", "outcome"] == "truth"
 
 
+def test_intervention_contrasts_paired_by_story() -> None:
+    runs = [
+        *RUNS,
+        # False-Exit: s1 truth (C1 none had decoy), s2 decoy (C1 none had truth), s3 decoy.
+        conversation("s1", "C1", votes("uuuuu", "ddddd", "ttttt"), intervention="false_exit"),
+        conversation("s2", "C1", votes("uuuuu", "ddddd", "ddddd"), intervention="false_exit"),
+        conversation("s3", "C1", votes("uuuuu", "ddddd", "ddddd"), intervention="false_exit"),
+    ]
+    found = {
+        (c["arm"], c["reference"], c["outcome"]): c
+        for c in metrics_of(tables(*runs))["intervention_contrasts"]
+    }
+    assert set(found) == {
+        ("C1 false_exit", "C1 none", "truth"),
+        ("C1 false_exit", "C1 none", "decoy"),
+    }
+    truth = found[("C1 false_exit", "C1 none", "truth")]
+    # Truth at R3, false_exit vs none: s1 1 vs 0, s2 0 vs 1, s3 0 vs 0 -> 0 pp over 3 stories.
+    assert truth["n"] == 3 and truth["estimate_pp"] == pytest.approx(0.0)
+    decoy = found[("C1 false_exit", "C1 none", "decoy")]
+    # Decoy: s1 0 vs 1, s2 1 vs 0, s3 1 vs 0 (s3 none had no consensus) -> +1/3.
+    assert decoy["estimate_pp"] == pytest.approx(100 / 3)
+    assert decoy["p_value"] == pytest.approx(1.0)  # 2 vs 1 discordant: 2 P(X <= 1 | 3) = 1
+
+
 def test_unfinished_conversations_are_left_out_and_counted() -> None:
     built = tables(*RUNS[:2])
     built.conversations.loc[1, "status"] = "incomplete"

@@ -262,6 +262,49 @@ def between_models(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
     return result
 
 
+# Each intervention arm against the arms it is read against (condition, intervention).
+CONTRASTS: tuple[tuple[tuple[str, str], tuple[str, str]], ...] = (
+    (("C0", "honest_exit"), ("C0", "none")),
+    (("C0", "null_exit"), ("C0", "none")),
+    (("C1", "false_exit"), ("C1", "none")),
+    (("C1", "false_exit"), ("C0", "null_exit")),
+    (("C1", "passive_observers"), ("C1", "none")),
+    (("C1", "active_observers"), ("C1", "none")),
+    (("C0", "passive_observers"), ("C0", "none")),
+    (("C0", "active_observers"), ("C0", "none")),
+)
+
+
+def arm_contrasts(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
+    """Intervention arms against their references, paired by story, for the participants at
+    RK: the difference (arm - reference) in truth and in decoy majority, in percentage points,
+    with a bootstrap 95 % interval and the exact McNemar test. Arms the run lacks are skipped."""
+    rows = outcomes[(outcomes["group"] == "participants") & (outcomes["checkpoint"] == last)]
+    result = []
+    for model in sorted(rows["model"].unique()):
+        mine = rows[rows["model"] == model]
+        for arm, reference in CONTRASTS:
+            a = mine[(mine["condition"] == arm[0]) & (mine["intervention"] == arm[1])]
+            b = mine[(mine["condition"] == reference[0]) & (mine["intervention"] == reference[1])]
+            if a.empty or b.empty:
+                continue
+            both = a.merge(b, on="item_id", suffixes=("_a", "_b"))
+            for outcome in ("truth", "decoy"):
+                result.append(
+                    {
+                        "model": model,
+                        "arm": " ".join(arm),
+                        "reference": " ".join(reference),
+                        "outcome": outcome,
+                        **paired_difference(
+                            (both["outcome_a"] == outcome).astype(int).tolist(),
+                            (both["outcome_b"] == outcome).astype(int).tolist(),
+                        ),
+                    }
+                )
+    return result
+
+
 def testimony_metrics(tables: RunTables) -> dict[str, Any]:
     """Everything `backchannel metrics RUN --json` prints for a testimony run."""
     outcomes = checkpoint_outcomes(tables)
@@ -280,6 +323,7 @@ def testimony_metrics(tables: RunTables) -> dict[str, Any]:
         "condition_gaps": gaps,
         "gap_at_T1": gap_at_first_testimony(gaps, checkpoints[-1]),
         "between_models": between_models(outcomes, checkpoints[-1]) if len(outcomes) else [],
+        "intervention_contrasts": arm_contrasts(outcomes, checkpoints[-1]) if len(outcomes) else [],
     }
 
 

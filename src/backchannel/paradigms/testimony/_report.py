@@ -178,6 +178,14 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
             "Models compared story by story at the final checkpoint.",
         )
     _interventions(rates, last, report)
+    if metrics["intervention_contrasts"]:
+        report.table(
+            "intervention_contrasts",
+            pd.DataFrame(metrics["intervention_contrasts"]),
+            f"Each intervention against its reference, paired by story at {last}: difference "
+            "in truth and decoy majority (percentage points), bootstrap 95 % interval, exact "
+            "McNemar test.",
+        )
     report.table("outcome_rates", rates, "Every outcome rate with its Wilson 95 % interval.")
 
 
