@@ -255,7 +255,7 @@ def test_unreadable_votes_are_parse_failures(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"factors": {"speakers": [4]}}, "names no setting that can vary per cell"),
+        ({"factors": {"rounds": [["x"]]}}, "names no setting that can vary per cell"),
         (
             {"factors": {"condition": ["C1"], "intervention": ["honest_exit"]}},
             "runs in condition C0",

@@ -40,7 +40,19 @@ if TYPE_CHECKING:
 UNKNOWN = "UNKNOWN"
 VOTE = "vote"
 STATEMENT = "statement"
-OBSERVER_NAMES = ("Quinn", "Rowan", "Sasha", "Tatum", "Umber", "Vesper", "Wren", "Yael")
+# Ten names: at most five can clash with a story's roles, and there are at most five observers.
+OBSERVER_NAMES = (
+    "Quinn",
+    "Rowan",
+    "Sasha",
+    "Tatum",
+    "Umber",
+    "Vesper",
+    "Wren",
+    "Yael",
+    "Zeno",
+    "Xavi",
+)
 _PROMPT_TOKENS = 400
 _TOKENS_PER_STATEMENT = 200
 
@@ -66,7 +78,11 @@ def model_of(settings: TestimonySettings, kind: str) -> str:
 
 
 def observer_names(env: Environment, count: int) -> list[str]:
-    return [n for n in OBSERVER_NAMES if n not in env.roles][:count]
+    """The first `count` observer names that no story role has."""
+    names = [n for n in OBSERVER_NAMES if n not in env.roles][:count]
+    if len(names) != count:
+        raise ConfigError(f"environment {env.id}: not enough free names for {count} observers")
+    return names
 
 
 def sent_messages(

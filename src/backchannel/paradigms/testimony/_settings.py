@@ -114,10 +114,11 @@ class TestimonySettings(BaseModel):
         return self
 
 
-# Settings a factor may not vary: the items and thresholds are the same in every cell.
+# Settings a factor may not vary: the items, the checkpoints, the number of observers and the
+# majority thresholds are the same in every cell, so that every arm is measured alike.
 _NOT_FACTORS = frozenset(
-    {"deceptions", "environments_file", "generate", "participant_majority"}
-    | {"observer_majority", "all_majority"}
+    {"deceptions", "environments_file", "generate", "rounds", "observers"}
+    | {"participant_majority", "observer_majority", "all_majority"}
 )
 FACTORS = frozenset(TestimonySettings.model_fields) - _NOT_FACTORS
 
