@@ -255,12 +255,13 @@ def test_unreadable_votes_are_parse_failures(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"factors": {"rounds": [["x"]]}}, "names no setting that can vary per cell"),
+        ({"factors": {"rounds": [["x"]]}}, "rounds does not vary by cell"),
+        ({"factors": {"speakers": [4]}}, "does not read a factor of this name"),
         (
             {"factors": {"condition": ["C1"], "intervention": ["honest_exit"]}},
             "runs in condition C0",
         ),
-        ({"factors": {"condition": ["C2"]}}, "factor 'condition' has level 'C2'"),
+        ({"factors": {"condition": ["C2"]}}, "factors.condition: level 'C2' is not allowed"),
         ({"settings": {"model": MODEL, "environments_file": "/nonexistent.json"}}, "no such file"),
     ],
 )

@@ -18,7 +18,7 @@ from backchannel.paradigms.testimony._metrics import (
 )
 from backchannel.paradigms.testimony._protocol import Testimony
 from backchannel.paradigms.testimony._rule import Rejected, assign_slots, build_environment
-from backchannel.paradigms.testimony._settings import TestimonySettings, resolve
+from backchannel.paradigms.testimony._settings import TestimonySettings
 from backchannel.paradigms.testimony._verify import check_windows, verify
 from backchannel.paradigms.testimony._windows import Window, merge, spans, windows_for
 
@@ -45,7 +45,6 @@ __all__ = [
     "load_hitom",
     "merge",
     "outcome_of",
-    "resolve",
     "spans",
     "stories_from_records",
     "testimony_metrics",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from backchannel.backends import GenerationSettings, LabelSet
 from backchannel.engine import Agent, ConversationContext, Event, Item, Shown
 from backchannel.errors import ConfigError
-from backchannel.paradigms._base import CallEstimate, Paradigm
+from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.testimony._channels import post_testimony, side_room
 from backchannel.paradigms.testimony._environment import (
     Environment,
@@ -27,9 +27,10 @@ from backchannel.paradigms.testimony._generator import generate
 from backchannel.paradigms.testimony._phases import round_of
 from backchannel.paradigms.testimony._settings import (
     EXITS,
+    FIXED_SETTINGS,
     OBSERVERS,
     TestimonySettings,
-    resolve,
+    check_exit,
 )
 from backchannel.paradigms.testimony._verify import verify
 
@@ -97,15 +98,16 @@ def sent_messages(
     return messages
 
 
-class Testimony(Paradigm):
+class Testimony(Paradigm[TestimonySettings]):
     """Deceptive testimony: can five partial witnesses recover the endpoint, and what does one
     lying key witness do? See docs/paradigms/testimony.md."""
 
     name = "testimony"
     Settings = TestimonySettings
     prompt_package = "backchannel.paradigms.testimony.prompts"
+    fixed_settings = FIXED_SETTINGS
 
-    def items(self, settings: Any, seed: int) -> list[Item]:
+    def items(self, settings: TestimonySettings, seed: int) -> list[Item]:
         environments = _environments(settings)
         chosen = [e for e in environments if e.deception in settings.deceptions]
         if not chosen:
@@ -115,20 +117,17 @@ class Testimony(Paradigm):
             )
         return [Item(e.id, {"environment": e.as_dict()}) for e in chosen]
 
-    def check_cell(self, cell: dict[str, Any], settings: Any) -> None:
-        resolve(cell, settings)
+    def check_cell(self, settings: TestimonySettings) -> None:
+        check_exit(settings)
 
-    def models(self, cell: dict[str, Any], settings: Any) -> set[str]:
-        resolved = resolve(cell, settings)
+    def models(self, settings: TestimonySettings) -> set[str]:
         kinds = ["key", "second_key", "member"]
-        if resolved.intervention in OBSERVERS:
+        if settings.intervention in OBSERVERS:
             kinds.append("observer")
-        return {model_of(resolved, kind) for kind in kinds}
+        return {model_of(settings, kind) for kind in kinds}
 
-    def estimate(
-        self, cell: dict[str, Any], item: Item, settings: Any, replicate: int = 0
-    ) -> CallEstimate:
-        s = resolve(cell, settings)
+    def estimate(self, settings: TestimonySettings, item: Item, replicate: int = 0) -> CallEstimate:
+        s = settings
         env = Environment.from_dict(item.payload["environment"])
         rounds = len(s.rounds)
         exits = s.intervention in EXITS
@@ -193,8 +192,8 @@ class Testimony(Paradigm):
 
         return shown
 
-    async def run(self, ctx: ConversationContext) -> None:
-        s = resolve(ctx.spec.cell, ctx.settings)
+    async def run(self, ctx: ConversationContext[TestimonySettings]) -> None:
+        s = ctx.settings
         env = Environment.from_dict(ctx.spec.item.payload["environment"])
         agents = [self._agent(env, s, name) for name in env.roles]
         observers = [
@@ -292,7 +291,7 @@ class Testimony(Paradigm):
             ask(observers, round_of(final))
         await ctx.drain()
 
-    def metrics(self, tables: RunTables, **options: Any) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
         from backchannel.paradigms.testimony._metrics import testimony_metrics
 
         return testimony_metrics(tables)

@@ -1,14 +1,14 @@
 """Settings of the testimony paradigm (the experiment file's `settings:` section).
 
-Every factor is a field here; `resolve(cell, settings)` is the one place a cell's factor levels
-are applied, and everything else reads factors from the object it returns.
+Every factor is a field here: a cell's levels override the settings of the same names (the
+paradigm kit's one factor rule), and everything reads factors from the resolved settings.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backchannel.errors import ConfigError
 from backchannel.paradigms.testimony._environment import DECEPTIONS, Deception
@@ -116,37 +116,17 @@ class TestimonySettings(BaseModel):
 
 # Settings a factor may not vary: the items, the checkpoints, the number of observers and the
 # majority thresholds are the same in every cell, so that every arm is measured alike.
-_NOT_FACTORS = frozenset(
+FIXED_SETTINGS = frozenset(
     {"deceptions", "environments_file", "generate", "rounds", "observers"}
     | {"participant_majority", "observer_majority", "all_majority"}
 )
-FACTORS = frozenset(TestimonySettings.model_fields) - _NOT_FACTORS
 
 
-def resolve(cell: dict[str, Any], settings: TestimonySettings) -> TestimonySettings:
-    """The settings one cell runs with: each factor overrides the setting of its name.
-
-    An unknown factor, a level the setting does not allow or an exit paired with the wrong
-    condition is a ConfigError naming it.
-    """
-    unknown = sorted(set(cell) - FACTORS)
-    if unknown:
+def check_exit(settings: TestimonySettings) -> None:
+    """An exit fixes what the key role sent before leaving, so it runs in one condition only."""
+    needed = EXIT_CONDITION.get(settings.intervention)
+    if needed is not None and settings.condition != needed:
         raise ConfigError(
-            f"testimony factor {unknown[0]!r} names no setting that can vary per cell; "
-            f"factors may be: {', '.join(sorted(FACTORS))}"
+            f"intervention {settings.intervention} runs in condition {needed}, not "
+            f"{settings.condition}; leave the pair out with `exclude:`"
         )
-    try:
-        resolved = TestimonySettings.model_validate({**settings.model_dump(), **cell})
-    except ValidationError as error:
-        problem = error.errors()[0]
-        factor = str(problem["loc"][0]) if problem["loc"] else "settings"
-        raise ConfigError(
-            f"testimony factor {factor!r} has level {cell.get(factor)!r}: {problem['msg']}"
-        ) from None
-    needed = EXIT_CONDITION.get(resolved.intervention)
-    if needed is not None and resolved.condition != needed:
-        raise ConfigError(
-            f"intervention {resolved.intervention} runs in condition {needed}, not "
-            f"{resolved.condition}; leave the pair out with `exclude:`"
-        )
-    return resolved
