@@ -132,9 +132,16 @@ def test_full_small_run_through_the_cli(tmp_path: Path) -> None:
     conversations = pd.read_csv(tmp_path / "tables" / "conversations.csv")
     meta = json.loads(conversations["meta"].iloc[0])
     environment = meta["environment"]
-    assert {"story_id", "roles", "chain", "windows", "key", "second_key", "messages"} <= set(
-        environment
-    )
+    assert {
+        "story_id",
+        "roles",
+        "chain",
+        "windows",
+        "observations",
+        "key",
+        "second_key",
+        "messages",
+    } <= set(environment)
     assert environment["condition"] == meta["condition"]
 
 

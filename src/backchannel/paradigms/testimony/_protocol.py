@@ -211,7 +211,6 @@ class Testimony(Paradigm[TestimonySettings]):
         speakers = [a for a in agents if not (exits and a.name == env.key)]
         recorded = env.as_dict(s.condition)
         recorded["messages"] = [m.as_dict() for m in messages]
-        recorded.pop("observations")
         ctx.meta.update(
             {
                 "environment": recorded,
