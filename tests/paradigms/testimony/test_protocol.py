@@ -129,6 +129,9 @@ def test_full_small_run_through_the_cli(tmp_path: Path) -> None:
         app, ["export", str(directory), "-o", str(tmp_path / "tables"), "--format", "csv"]
     )
     assert exported.exit_code == 0, exported.output
+    from_tables = runner.invoke(app, ["metrics", "--tables", str(tmp_path / "tables"), "--json"])
+    assert from_tables.exit_code == 0, from_tables.output
+    assert json.loads(from_tables.output) == figures  # the same figures from exported CSV
     conversations = pd.read_csv(tmp_path / "tables" / "conversations.csv")
     meta = json.loads(conversations["meta"].iloc[0])
     environment = meta["environment"]
