@@ -16,7 +16,7 @@ from backchannel.backends import GenerationSettings, LabelSet
 from backchannel.engine import Agent, ConversationContext, Event, Item, Shown
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
-from backchannel.paradigms.testimony._channels import post_testimony, side_room
+from backchannel.paradigms.testimony._channels import Stage
 from backchannel.paradigms.testimony._environment import (
     Environment,
     MessageKind,
@@ -24,7 +24,6 @@ from backchannel.paradigms.testimony._environment import (
     load_environments,
 )
 from backchannel.paradigms.testimony._generator import generate
-from backchannel.paradigms.testimony._phases import round_of
 from backchannel.paradigms.testimony._settings import (
     EXITS,
     FIXED_SETTINGS,
@@ -236,58 +235,47 @@ class Testimony(Paradigm[TestimonySettings]):
         preamble = self.template("preamble.txt").format(
             count=len(env.roles), object=env.chain.target, containers=", ".join(env.containers)
         )
-        room = ctx.room(speakers, memory_rounds=None, order="fixed", preamble=preamble.strip())
+        stage = Stage(ctx, speakers, preamble.strip())
         vote = LabelSet((*env.containers, UNKNOWN))
         question = self.template("vote.txt").format(object=env.chain.target).strip()
         vote_settings = GenerationSettings(temperature=s.temperature, max_tokens=s.vote_max_tokens)
 
-        def ask(voters: list[Agent], checkpoint: int) -> None:
-            for agent in voters:
-                room.probe(
-                    agent,
-                    question,
-                    checkpoint=checkpoint,
-                    name=VOTE,
-                    constraint=vote,
-                    settings=vote_settings,
-                )
+        def ask(voters: list[Agent], checkpoint: str) -> None:
+            stage.vote(
+                voters, checkpoint, question, name=VOTE, constraint=vote, settings=vote_settings
+            )
 
-        ask(agents, round_of("T0"))
-        for turn, message in enumerate(messages):
-            post_testimony(
-                ctx,
-                room,
+        ask(agents, "T0")
+        for message in messages:
+            stage.post(
                 message,
                 role=role_kind(env, message.sender),
-                turn=turn,
                 shown=self._shown(message),
                 meta={"truthful": message.truthful, "supports": message.supports},
             )
-        ask(agents, round_of("T1"))
-        observer_room = side_room(ctx, observers, room) if observers else None
+        ask(agents, "T1")
         statement = self.template("statement.txt")
         observer_statement = self.template("statement_observer.txt")
         for k, instruction in enumerate(s.rounds, start=1):
-            await room.run_round(
-                round_of(f"R{k}"),
+            await stage.statements(
+                speakers,
+                f"R{k}",
                 statement.format(instruction=instruction).strip(),
-                simultaneous=True,
                 name=STATEMENT,
                 shown=self._labelled(f"R{k}"),
             )
-            ask(speakers, round_of(f"R{k}"))
-            if observer_room is not None and s.intervention == "active_observers":
-                await observer_room.run_round(
-                    round_of(f"O{k}"),
+            ask(speakers, f"R{k}")
+            if observers and s.intervention == "active_observers":
+                await stage.statements(
+                    observers,
+                    f"O{k}",
                     observer_statement.format(instruction=instruction).strip(),
-                    simultaneous=True,
                     name=STATEMENT,
                     shown=self._labelled(f"O{k}"),
                 )
         if observers:
             last = len(s.rounds)
-            final = f"O{last}" if s.intervention == "active_observers" else f"R{last}"
-            ask(observers, round_of(final))
+            ask(observers, f"O{last}" if s.intervention == "active_observers" else f"R{last}")
         await ctx.drain()
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
