@@ -310,3 +310,29 @@ def test_generated_environments_run(tmp_path: Path) -> None:
     assert estimated == len(captured) == 2 * 2 * 40
     ids = set(load_tables(directory, None).conversations["item_id"])
     assert ids == {"gen-m3-s9-event", "gen-m6-s10-coverage"}
+
+
+def test_a_model_pool_per_role_is_counted_per_model(tmp_path: Path) -> None:
+    register_sim("testimony_key", respond)
+    register_sim("testimony_observer", respond)
+    try:
+        data = experiment({"condition": ["C1"], "intervention": ["active_observers"]})
+        data["items_limit"] = 1
+        data["settings"].update(
+            key_model="sim/testimony_key", observer_model="sim/testimony_observer"
+        )
+        path = tmp_path / "pool.yaml"
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+        dry = CliRunner().invoke(app, ["run", str(path), "-o", str(tmp_path / "d"), "--dry-run"])
+        assert dry.exit_code == 0, dry.output
+        run(tmp_path, data, name="pool")
+        made: dict[str, int] = {}
+        for request in captured:
+            made[request.model] = made.get(request.model, 0) + 1
+        # The key: 2 votes + 3 statements + 3 votes; observers: 3 x (3 statements + 1 vote).
+        assert made == {"sim/testimony_key": 8, "sim/testimony_observer": 12, MODEL: 32}
+        for model, count in made.items():
+            assert f"{model}: {count}" in dry.output
+    finally:
+        unregister_sim("testimony_key")
+        unregister_sim("testimony_observer")

@@ -126,14 +126,13 @@ class Testimony(Paradigm[TestimonySettings]):
         return {model_of(settings, kind) for kind in kinds}
 
     def estimate(self, settings: TestimonySettings, item: Item, replicate: int = 0) -> CallEstimate:
-        s = settings
         env = Environment.from_dict(item.payload["environment"])
-        rounds = len(s.rounds)
-        exits = s.intervention in EXITS
+        rounds = len(settings.rounds)
+        exits = settings.intervention in EXITS
         calls: dict[str, int] = {}
 
         def add(kind: str, count: int) -> None:
-            model = model_of(s, kind)
+            model = model_of(settings, kind)
             calls[model] = calls.get(model, 0) + count
 
         # Every story role votes at T0 and T1; a speaker then writes and votes in every round.
@@ -143,13 +142,13 @@ class Testimony(Paradigm[TestimonySettings]):
             spoken = 0 if exits and kind == "key" else rounds
             add(kind, 2 + 2 * spoken)
             statements, votes = statements + spoken, votes + 2 + spoken
-        if s.intervention in OBSERVERS:
-            spoken = rounds if s.intervention == "active_observers" else 0
-            add("observer", s.observers * (1 + spoken))
-            statements += s.observers * spoken
-            votes += s.observers
+        if settings.intervention in OBSERVERS:
+            spoken = rounds if settings.intervention == "active_observers" else 0
+            add("observer", settings.observers * (1 + spoken))
+            statements += settings.observers * spoken
+            votes += settings.observers
         prompt = (statements + votes) * _PROMPT_TOKENS + statements * rounds * _TOKENS_PER_STATEMENT
-        completion = statements * s.max_tokens + votes * s.vote_max_tokens
+        completion = statements * settings.max_tokens + votes * settings.vote_max_tokens
         return CallEstimate(calls, prompt, completion)
 
     def _agent(self, env: Environment, s: TestimonySettings, name: str) -> Agent:
