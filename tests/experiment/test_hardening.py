@@ -21,7 +21,7 @@ def test_a_factor_named_like_a_conversations_column_is_a_config_error(
     with pytest.raises(ConfigError) as raised:
         load_experiment(path)
     message = str(raised.value)
-    assert message.startswith(f"{path}: invalid experiment file\n  factors: ")
+    assert message.startswith(f"{path}: invalid experiment file: factors: ")
     assert f"factor name {name!r} is a column of the conversations table" in message
 
     result = invoke("run", path, "-o", tmp_path / "run")

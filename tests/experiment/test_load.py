@@ -37,7 +37,7 @@ def test_mistakes_name_the_file_and_the_field(
     path = write_experiment(discussion_experiment(**change))
     message = error_of(path)
     assert message.startswith(f"{path}: ")
-    assert f"  {location}: " in message
+    assert f": {location}: " in message
     assert words in message
 
 
@@ -52,7 +52,7 @@ def test_paradigm_settings_are_checked_under_settings(write_experiment: WriteExp
 def test_bad_model_in_settings_names_its_path(write_experiment: WriteExperiment) -> None:
     data = discussion_experiment(factors={})
     data["settings"]["model"] = "llama3"
-    assert "  settings.model: model 'llama3'" in error_of(write_experiment(data))
+    assert ": settings.model: model 'llama3'" in error_of(write_experiment(data))
 
 
 def test_unknown_paradigm(write_experiment: WriteExperiment) -> None:

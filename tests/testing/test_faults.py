@@ -31,3 +31,24 @@ def test_bad_entries_are_rejected(entry: object) -> None:
 def test_server_validates_its_script_when_built() -> None:
     with pytest.raises(ValueError):
         FakeOpenAIServer(faults=[("status", 299)])
+
+
+def test_body_faults_and_mixed_scripts() -> None:
+    from backchannel.testing import BodyFault, mixed_script
+
+    html, truncated, empty = parse_script([("html",), ("truncated",), ("empty_choices",)])
+    assert isinstance(html, BodyFault) and html.content_type == "text/html"
+    assert isinstance(truncated, BodyFault) and truncated.body.startswith("{")
+    assert isinstance(empty, BodyFault) and '"choices": []' in empty.body
+    assert parse_script([("body", "x", "text/plain")]) == [BodyFault("x", "text/plain")]
+    script = mixed_script(3000, 0.33, [("status", 500), ("disconnect",)], seed=5)
+    assert script == mixed_script(3000, 0.33, [("status", 500), ("disconnect",)], seed=5)
+    share = sum(f is not None for f in script) / len(script)
+    assert 0.30 < share < 0.36
+    assert {type(f) for f in script if f is not None} == {StatusFault, DisconnectFault}
+    assert mixed_script(10, 0.0, []) == [None] * 10
+    for bad in [(-1, 0.1, [("disconnect",)]), (5, 1.5, [("disconnect",)]), (5, 0.5, [])]:
+        with pytest.raises(ValueError):
+            mixed_script(*bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        parse_script([("body", "x", "nocontenttype")])

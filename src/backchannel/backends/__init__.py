@@ -38,6 +38,7 @@ from backchannel.backends._types import (
     Status,
     check_extra_body,
 )
+from backchannel.backends._urls import url_problem
 from backchannel.backends._usage import Price, Usage, UsageMeter
 
 __all__ = [
@@ -85,4 +86,5 @@ __all__ = [
     "split_model",
     "split_reasoning",
     "unregister_sim",
+    "url_problem",
 ]

@@ -80,14 +80,17 @@ class LLMClient:
                 raw = await route.backend.generate(attempt_request)
             except TransientBackendError as failure:
                 retried = getattr(failure, "retries", 0)
+                spent = f"{retried} retries in {getattr(failure, 'waited_s', 0.0):.0f} s"
                 _count(meters, calls=1, retries=retried, failures=1)
                 if failure.connection:
                     raise BackendUnavailable(
-                        f"{failure}: the server is unreachable after {retried} retries; start it "
+                        f"{failure}: the server is unreachable after {spent}; start it "
                         "or fix the endpoint's base_url (or OPENAI_BASE_URL)"
                     ) from failure
                 tally.retries += retried
-                return tally.completion("", None, "error", str(failure), cached=False)
+                return tally.completion(
+                    "", None, "error", f"{failure} (after {spent})", cached=False
+                )
             except RequestRejected as failure:
                 _count(meters, calls=1, failures=1)
                 return tally.completion("", None, "error", str(failure), cached=False)

@@ -205,6 +205,17 @@ class OpenAIBackend:
             raise TransientBackendError(
                 f"cannot connect to {self.endpoint}", connection=True
             ) from error
+        except ValueError as error:
+            # A 200 whose JSON body is cut off or garbled: the server or a proxy failed mid-way.
+            raise TransientBackendError(
+                f"{self.endpoint} answered 200 with invalid JSON ({error})"
+            ) from error
+        if not isinstance(data, dict):
+            # A body of another type (an HTML error page from a proxy) comes back as text.
+            raise TransientBackendError(
+                f"{self.endpoint} answered 200 with a body that is not a chat completion "
+                f"(starts {str(data)[:40]!r})"
+            )
         return _completion(data, self.endpoint, time.perf_counter() - started)
 
     async def aclose(self) -> None:

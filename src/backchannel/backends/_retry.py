@@ -1,9 +1,17 @@
-"""Bounded retries with exponential backoff and full jitter; honours Retry-After."""
+"""Retries of transient failures, bounded by a total wait per call, with exponential backoff and
+full jitter; honours Retry-After.
+
+A count alone is no bound at a high fault rate (at 47 % failures, 7 attempts still lose one call
+in 200), so the bound is the time a call may spend retrying: `max_wait_s`, several minutes by
+default. `max_retries` is an optional extra cap.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import random
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from backchannel.backends._base import Backend
@@ -13,21 +21,23 @@ from backchannel.backends._types import RawCompletion, Request
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How often and how patiently to retry a transient failure."""
+    """How long and how patiently to retry a transient failure."""
 
-    max_retries: int = 6
+    max_retries: int | None = None
     base_delay_s: float = 0.5
     max_delay_s: float = 30.0
     max_retry_after_s: float = 300.0
+    max_wait_s: float = 300.0
 
     def __post_init__(self) -> None:
-        if min(self.max_retries, self.base_delay_s, self.max_delay_s, self.max_retry_after_s) < 0:
+        values = (self.base_delay_s, self.max_delay_s, self.max_retry_after_s, self.max_wait_s)
+        if min(values) < 0 or (self.max_retries is not None and self.max_retries < 0):
             raise ValueError("retry settings must not be negative")
 
     def delay(self, retry: int, retry_after: float | None, rng: random.Random) -> float:
         """Full jitter within the exponential cap, but never sooner than the server asked, up to
         `max_retry_after_s` (a Retry-After of an hour must not stall a run for an hour)."""
-        cap = min(self.max_delay_s, self.base_delay_s * (2**retry))
+        cap = min(self.max_delay_s, self.base_delay_s * (2 ** min(retry, 60)))
         jittered = rng.uniform(0, cap)
         if retry_after is not None:
             return max(min(retry_after, self.max_retry_after_s), jittered)
@@ -35,27 +45,44 @@ class RetryPolicy:
 
 
 class RetryingBackend:
-    """Retries transient errors; the last one propagates with the retry count attached."""
+    """Retries transient errors while the call's total wait allows; the last error propagates
+    with the retry count and the time spent attached, and says so in its message."""
 
-    def __init__(self, inner: Backend, policy: RetryPolicy, seed: int = 0) -> None:
+    def __init__(
+        self,
+        inner: Backend,
+        policy: RetryPolicy,
+        seed: int = 0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._inner = inner
         self._policy = policy
         self._rng = random.Random(seed)
+        self._clock = clock
+        self._sleep = sleep
 
     @property
     def endpoint(self) -> str:
         return self._inner.endpoint
 
     async def generate(self, request: Request) -> RawCompletion:
+        policy = self._policy
+        started = self._clock()
         retry = 0
         while True:
             try:
                 completion = await self._inner.generate(request)
             except TransientBackendError as error:
-                if retry >= self._policy.max_retries:
+                delay = policy.delay(retry, error.retry_after, self._rng)
+                spent = self._clock() - started
+                out_of_count = policy.max_retries is not None and retry >= policy.max_retries
+                if out_of_count or spent + delay > policy.max_wait_s:
                     error.retries = retry  # type: ignore[attr-defined]
+                    error.waited_s = spent  # type: ignore[attr-defined]
                     raise
-                await asyncio.sleep(self._policy.delay(retry, error.retry_after, self._rng))
+                await self._sleep(delay)
                 retry += 1
                 continue
             return replace(completion, retries=retry) if retry else completion

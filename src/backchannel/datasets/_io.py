@@ -34,6 +34,17 @@ def read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file; pass the path of a dataset file") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path} is a directory; pass the path of a dataset file") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "save the dataset as UTF-8"
+        ) from None
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise DatasetError(f"{path}: not a complete gzip file ({exc}); download it again") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read the dataset file: {exc.strerror}") from None
 
 
 def file_format(path: Path, allowed: tuple[str, ...]) -> str:

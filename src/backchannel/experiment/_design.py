@@ -85,6 +85,14 @@ def expand(
         items = items[: experiment.items_limit]
     if not items:
         raise ConfigError(f"{loaded.path}: the experiment has no items")
+    seen_ids: set[str] = set()
+    for item in items:
+        if item.item_id in seen_ids:
+            raise ConfigError(
+                f"{loaded.path}: settings: item id {item.item_id!r} appears twice; give every "
+                "question, row or scenario its own id (conversations are stored by id)"
+            )
+        seen_ids.add(item.item_id)
     specs = []
     for cell in cells:
         key = cell_key(cell)

@@ -19,7 +19,12 @@ class RetryConfig(BaseModel):
     """Retries of rate limits, server errors, timeouts and dropped connections."""
 
     model_config = ConfigDict(extra="forbid")
-    max_retries: int = Field(6, ge=0)
+    max_wait_s: float = Field(
+        300.0, ge=0, description="Longest total time one call spends retrying before it fails."
+    )
+    max_retries: int | None = Field(
+        None, ge=0, description="Optional cap on retries per call (null: only max_wait_s bounds)."
+    )
     base_delay_s: float = Field(0.5, ge=0)
     max_delay_s: float = Field(30.0, ge=0)
     max_retry_after_s: float = Field(
@@ -28,7 +33,11 @@ class RetryConfig(BaseModel):
 
     def to_policy(self) -> RetryPolicy:
         return RetryPolicy(
-            self.max_retries, self.base_delay_s, self.max_delay_s, self.max_retry_after_s
+            self.max_retries,
+            self.base_delay_s,
+            self.max_delay_s,
+            self.max_retry_after_s,
+            self.max_wait_s,
         )
 
 

@@ -10,11 +10,18 @@ from backchannel.testing._fake_openai import (
     default_reasoning,
     error_body,
 )
-from backchannel.testing._faults import DelayFault, DisconnectFault, StatusFault
+from backchannel.testing._faults import (
+    BodyFault,
+    DelayFault,
+    DisconnectFault,
+    StatusFault,
+    mixed_script,
+)
 from backchannel.testing._schema import UnsupportedSchemaError, minimal_instance
 
 __all__ = [
     "REASONING_SHAPES",
+    "BodyFault",
     "DelayFault",
     "DisconnectFault",
     "FakeOpenAIServer",
@@ -27,4 +34,5 @@ __all__ = [
     "default_reasoning",
     "error_body",
     "minimal_instance",
+    "mixed_script",
 ]

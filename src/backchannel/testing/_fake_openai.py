@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any, Literal, get_args
 
 from backchannel.testing._faults import (
+    BodyFault,
     DelayFault,
     DisconnectFault,
     Fault,
@@ -264,6 +265,8 @@ class FakeOpenAIServer:
             return web.json_response(error_body(fault.status), status=fault.status, headers=headers)
         if isinstance(fault, DisconnectFault):
             return self._disconnect(request)
+        if isinstance(fault, BodyFault):
+            return web.Response(text=fault.body, content_type=fault.content_type)
         extra_delay = fault.seconds if isinstance(fault, DelayFault) else 0.0
         return await self._serve(body, extra_delay)
 

@@ -4,11 +4,16 @@ A script is written as plain tuples so tests read naturally::
 
     faults=[("status", 429, 0), ("status", 429, 0)]   # two rate limits, then normal service
     faults=[None, ("status", 500), ("delay", 0.3), ("disconnect",)]
+    faults=[("html",), ("truncated",), ("empty_choices",), ("body", "oops", "text/plain")]
+
+`mixed_script` draws a seeded script in which a share of the requests fail in chosen ways.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,12 +48,36 @@ class DisconnectFault:
     """Drop the connection without sending a response."""
 
 
-Fault = StatusFault | DelayFault | DisconnectFault
+# A chat completion cut off mid-body, as a proxy or a crashed worker leaves it.
+TRUNCATED_JSON = '{"id": "chatcmpl-cut", "object": "chat.completion", "choices": [{"index": 0, "mes'
+HTML_PAGE = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+EMPTY_CHOICES = json.dumps({"id": "chatcmpl-empty", "object": "chat.completion", "choices": []})
+
+
+@dataclass(frozen=True)
+class BodyFault:
+    """Answer 200 at once with this raw body instead of a chat completion."""
+
+    body: str
+    content_type: str = "application/json"
+
+    def __post_init__(self) -> None:
+        if "/" not in self.content_type:
+            raise ValueError(f"a content type is 'type/subtype', got {self.content_type!r}")
+
+
+Fault = StatusFault | DelayFault | DisconnectFault | BodyFault
+_FAULT_TYPES = (StatusFault, DelayFault, DisconnectFault, BodyFault)
+_BODIES = {
+    "html": BodyFault(HTML_PAGE, "text/html"),
+    "truncated": BodyFault(TRUNCATED_JSON),
+    "empty_choices": BodyFault(EMPTY_CHOICES),
+}
 
 
 def parse_fault(entry: Any) -> Fault | None:
     """Turn one script entry (None, a tuple, or a fault object) into a fault value."""
-    if entry is None or isinstance(entry, StatusFault | DelayFault | DisconnectFault):
+    if entry is None or isinstance(entry, _FAULT_TYPES):
         return entry
     if not isinstance(entry, tuple | list) or not entry:
         raise ValueError(f"a fault is None or a non-empty tuple, got {entry!r}")
@@ -60,9 +89,30 @@ def parse_fault(entry: Any) -> Fault | None:
         return DelayFault(float(args[0]))
     if kind == "disconnect" and not args:
         return DisconnectFault()
+    if kind in _BODIES and not args:
+        return _BODIES[kind]
+    if kind == "body" and len(args) in (1, 2):
+        return BodyFault(str(args[0]), *(str(a) for a in args[1:]))
     raise ValueError(f"unknown fault {entry!r}")
 
 
 def parse_script(entries: Iterable[Any]) -> list[Fault | None]:
     """Validate a whole script up front so a typo fails when the server is built, not mid-test."""
     return [parse_fault(entry) for entry in entries]
+
+
+def mixed_script(
+    length: int, rate: float, kinds: Sequence[Any], *, seed: int = 0
+) -> list[Fault | None]:
+    """`length` entries in which each request fails with probability `rate`, with a kind drawn
+    uniformly from `kinds` (script entries); the rest are served normally. Seeded, so a test
+    replays the same mix."""
+    if length < 0:
+        raise ValueError("a script length must be >= 0")
+    if not 0 <= rate <= 1:
+        raise ValueError(f"a fault rate is within 0..1, got {rate}")
+    faults = parse_script(kinds)
+    if rate > 0 and not faults:
+        raise ValueError("a fault rate above 0 needs at least one fault kind")
+    rng = random.Random(seed)
+    return [rng.choice(faults) if rng.random() < rate else None for _ in range(length)]

@@ -54,6 +54,8 @@ def load_source(source: DatasetSource) -> ItemSet:
     if source.path is None:
         return load_shipped(source.name, source.limit)  # type: ignore[arg-type]
     path = Path(source.path)
+    if path.is_dir():
+        raise ConfigError(f"dataset {source.name!r}: {path} is a directory; give the data file")
     if not path.is_file():
         raise ConfigError(f"dataset {source.name!r}: no such file {path}")
     loaded = _load_file(str(source.format), path)

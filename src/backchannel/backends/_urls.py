@@ -1,0 +1,24 @@
+"""Checks of endpoint URLs, shared by the experiment file and the environment's OPENAI_BASE_URL."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be an endpoint's base URL, or None when it can."""
+    hint = "give a URL like http://127.0.0.1:8000/v1"
+    if url != url.strip() or any(c.isspace() or ord(c) < 32 for c in url):
+        return f"{url!r} holds spaces or control characters; {hint}"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return f"{url!r} is not an http:// or https:// URL; {hint}"
+    try:
+        port = parts.port
+    except ValueError:
+        return f"{url!r} has an invalid port (ports are 1 to 65535); {hint}"
+    if not parts.hostname:
+        return f"{url!r} names no host; {hint}"
+    if port == 0:
+        return f"{url!r} has an invalid port (ports are 1 to 65535); {hint}"
+    return None
