@@ -128,6 +128,7 @@ def write_report(
     """Write the self-contained HTML report (and its tables as CSV) into `output`."""
     from backchannel.backends import SMALL_MODEL_WARNING
     from backchannel.report import Report
+    from backchannel.store import incomplete_summary
 
     if output.exists() and not output.is_dir():
         raise RunDirectoryError(f"{output} is a file; pass a directory with -o")
@@ -137,10 +138,19 @@ def write_report(
         f"{manifest.get('name', title)}: {paradigm.name}",
         f"run {manifest.get('run_id')} · {len(tables.conversations)} conversations",
     )
+    partial = incomplete_summary(manifest.get("run_state"))
+    if partial:
+        report.banner(partial)
     if (tables.events["model"] == "local/smollm2").any():
         report.note(SMALL_MODEL_WARNING)
     paradigm.report(tables, figures, report)
-    return report.write(output)
+    try:
+        return report.write(output)
+    except OSError as error:
+        raise RunDirectoryError(
+            f"cannot write the report into {output} ({error.strerror or error}); pass a "
+            "writable folder with -o"
+        ) from None
 
 
 @dataclass
@@ -153,7 +163,7 @@ class Run:
     def tables(self) -> RunTables:
         from backchannel.store import RunStore
 
-        store = RunStore(self.path)
+        store = RunStore(self.path, readonly=True)
         try:
             return store.tables()
         finally:

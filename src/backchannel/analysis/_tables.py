@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from backchannel._safe_text import from_csv_cell
+
 EVENT_COLUMNS = [
     "run_id",
     "conversation_id",
@@ -130,6 +132,10 @@ class RunTables:
                 if name == "conversations":
                     dtypes.update(dict.fromkeys(levels, str))
                 frame = pd.read_csv(csv, keep_default_na=False, na_values=[""], dtype=dtypes)
+                # Text cells the export escaped against spreadsheet formulas get their text back.
+                for column in frame.columns:
+                    if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
+                        frame[column] = frame[column].map(from_csv_cell)
                 text = [c for c in _TEXT_NOT_NULL[name] if c in frame.columns]
                 frame[text] = frame[text].astype(object).fillna("")
                 if name == "conversations":

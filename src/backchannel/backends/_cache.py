@@ -15,8 +15,10 @@ import sqlite3
 import time
 from pathlib import Path
 
+from backchannel._sqlite import connect_readonly, damage
 from backchannel.backends._base import Backend
 from backchannel.backends._types import RawCompletion, Request, constraint_key
+from backchannel.errors import RunDirectoryError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -83,20 +85,30 @@ class ResponseCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.execute(_SCHEMA)
-        present = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
-        for column, declaration in _ADDED_COLUMNS.items():
-            if column not in present:
-                try:
-                    self._db.execute(f"ALTER TABLE responses ADD COLUMN {column} {declaration}")
-                except sqlite3.OperationalError as error:
-                    # Another process sharing this cache added it first.
-                    if "duplicate column" not in str(error):
-                        raise
+        if path.exists():
+            problem = damage(path)
+            if problem is not None:
+                raise RunDirectoryError(damaged_cache_message(path, problem))
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=10000")
+            self._db.execute(_SCHEMA)
+            present = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+            for column, declaration in _ADDED_COLUMNS.items():
+                if column not in present:
+                    try:
+                        self._db.execute(f"ALTER TABLE responses ADD COLUMN {column} {declaration}")
+                    except sqlite3.OperationalError as error:
+                        # Another process sharing this cache added it first.
+                        if "duplicate column" not in str(error):
+                            raise
+        except sqlite3.Error as error:
+            raise RunDirectoryError(
+                f"cannot write the response cache {path} ({error}); the run directory must be "
+                "writable"
+            ) from None
 
     def get(self, key: str) -> RawCompletion | None:
         row = self._db.execute(
@@ -141,12 +153,22 @@ class ResponseCache:
         self._db.close()
 
 
+def damaged_cache_message(path: Path, problem: str) -> str:
+    return (
+        f"the response cache {path} {problem}; it was left untouched. Move it away and run "
+        "again (answers in it are asked anew; stored conversations are kept)"
+    )
+
+
 def cache_totals(path: Path) -> tuple[int, int, int] | None:
     """(answers, prompt tokens, completion tokens) stored in a cache file, read-only; None if
     there is no cache there."""
     if not path.exists():
         return None
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    problem = damage(path)
+    if problem is not None:
+        raise RunDirectoryError(damaged_cache_message(path, problem))
+    db = connect_readonly(path)
     try:
         row = db.execute(
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "

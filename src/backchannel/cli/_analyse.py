@@ -11,8 +11,9 @@ import numpy as np
 import typer
 
 from backchannel._api import compute_metrics, write_report
-from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
+from backchannel.cli._common import err, friendly_errors, load_tables, out, paradigm_of
 from backchannel.paradigms import AnalysisOptions
+from backchannel.store import incomplete_summary
 
 # The analysis options (AnalysisOptions) as flags; `metrics` and `report` take the same ones.
 JudgeOption = Annotated[
@@ -88,3 +89,6 @@ def report_command(
         paradigm_of(run_tables), run_tables, options, output or run / "report", title=run.name
     )
     out.print(f"report: {path.resolve()}")
+    partial = incomplete_summary(run_tables.manifest.get("run_state"))
+    if partial:
+        err.print(f"[yellow]note:[/] {partial}")

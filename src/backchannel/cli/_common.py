@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from backchannel.analysis import RunTables
-from backchannel.errors import BackchannelError, RunDirectoryError
+from backchannel.errors import BackchannelError, ConfigError, RunDirectoryError
 
 if TYPE_CHECKING:
     from backchannel.paradigms import Paradigm
@@ -46,17 +46,48 @@ def load_tables(run: Path | None, tables_dir: Path | None) -> RunTables:
     from backchannel.store import RunStore
 
     if tables_dir is not None:
-        try:
-            return RunTables.from_directory(tables_dir)
-        except FileNotFoundError as error:
-            raise RunDirectoryError(str(error)) from None
+        if run is not None:
+            raise ConfigError(
+                f"give a run directory ({run}) or --tables {tables_dir}, not both; the command "
+                "reads one of them"
+            )
+        return _exported_tables(tables_dir)
     if run is None:
         raise RunDirectoryError("give a run directory, or exported tables with --tables DIR")
-    store = RunStore(run)
+    store = RunStore(run, readonly=True)
     try:
         return store.tables()
     finally:
         store.close()
+
+
+def _exported_tables(directory: Path) -> RunTables:
+    """Tables of `backchannel export`; a folder holding both formats is ambiguous."""
+    if not directory.is_dir():
+        raise RunDirectoryError(
+            f"{directory} is not a folder of exported tables; write one with "
+            "`backchannel export RUN -o DIR`"
+        )
+    both = [
+        name
+        for name in ("events", "labels", "conversations")
+        if (directory / f"{name}.parquet").exists() and (directory / f"{name}.csv").exists()
+    ]
+    if both:
+        raise RunDirectoryError(
+            f"{directory} holds {both[0]} tables as both Parquet and CSV, so it is unclear which "
+            "export is current; export again into this folder (it replaces all tables) or an "
+            "empty one"
+        )
+    try:
+        return RunTables.from_directory(directory)
+    except FileNotFoundError as error:
+        raise RunDirectoryError(str(error)) from None
+    except (OSError, ValueError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise RunDirectoryError(
+            f"{directory}: cannot read the exported tables ({first}); export them again"
+        ) from None
 
 
 def paradigm_of(tables: RunTables) -> Paradigm[Any]:

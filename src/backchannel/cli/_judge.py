@@ -23,7 +23,7 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
     from backchannel.experiment import Experiment
     from backchannel.store import CACHE_NAME, RunStore
 
-    store = RunStore(run)
+    store = RunStore(run, readonly=True)
     try:
         resolved = store.manifest().get("config_resolved") or {}
     finally:

@@ -66,6 +66,7 @@ def run_command(
     store = _runner.open_run_directory(output, loaded)
     try:
         run_plan.done = store.finished_ids()
+        store.record_plan(len(run_plan.specs))
         todo = len(run_plan.todo)
         if run_plan.done:
             err.print(f"resuming: {len(run_plan.done)} conversations already stored, {todo} to run")

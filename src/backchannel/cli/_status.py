@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import typer
 
 from backchannel.cli._common import describe_counts, err, friendly_errors, out, print_errors
+from backchannel.errors import RunDirectoryError
 
 
 @friendly_errors
@@ -17,7 +18,7 @@ def status_command(
     """Conversations, calls, tokens, cache hits, retries and failures of a stored run."""
     from backchannel.store import RunStore
 
-    store = RunStore(run)
+    store = RunStore(run, readonly=True)
     try:
         manifest, counts, usage = store.manifest(), store.counts(), store.usage()
         errors = store.errors()
@@ -42,7 +43,11 @@ def status_command(
     from backchannel.backends import cache_totals
     from backchannel.store import CACHE_NAME
 
-    cached = cache_totals(run / CACHE_NAME)
+    try:
+        cached = cache_totals(run / CACHE_NAME)
+    except RunDirectoryError as error:
+        err.print(f"[yellow]note:[/] {error}")
+        cached = None
     if cached is not None:
         answers, prompt, completion = cached
         out.print(
@@ -60,12 +65,16 @@ def export_command(
     ] = "parquet",
 ) -> None:
     """Write the tidy tables (events, labels, conversations, manifest) of a run."""
-    from backchannel.store import RunStore, export_tables
+    from backchannel.store import RunStore, export_tables, incomplete_summary
 
-    store = RunStore(run)
+    store = RunStore(run, readonly=True)
     try:
-        written = export_tables(store.tables(), output, fmt)
+        tables = store.tables()
     finally:
         store.close()
+    written = export_tables(tables, output, fmt)
     for path in written:
         out.print(str(path), soft_wrap=True, markup=False, highlight=False)
+    partial = incomplete_summary(tables.manifest.get("run_state"))
+    if partial:
+        err.print(f"[yellow]note:[/] {partial} (manifest.json: run_state)")

@@ -7,7 +7,10 @@ from __future__ import annotations
 import base64
 import html
 import io
+import os
 import re
+import secrets
+import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 import backchannel
+from backchannel._safe_text import csv_frame, visible_controls
 from backchannel.analysis import Interval
 from backchannel.report._format import column_formatter, format_scalar, is_numeric_column
 from backchannel.report._style import CSS
@@ -26,7 +30,9 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def _escape(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """HTML-escaped, with bidi and control characters shown as `<U+XXXX>` (model text must not
+    reverse or hide the page around it)."""
+    return html.escape(visible_controls(str(text)), quote=True)
 
 
 def _paragraphs(text: str, css_class: str | None = None) -> str:
@@ -89,6 +95,7 @@ class Report:
         self._sections: list[_Section] = [_Section(None, None)]
         self._anchors: set[str] = set()
         self._tables: dict[str, pd.DataFrame] = {}
+        self._banners: list[str] = []
 
     @property
     def table_names(self) -> list[str]:
@@ -109,6 +116,11 @@ class Report:
     def text(self, text: str) -> None:
         """Add plain-text paragraphs (separated by blank lines) to the current section."""
         self._current().blocks.append(_paragraphs(text))
+
+    def banner(self, text: str) -> None:
+        """A warning shown at the very top of the page, above the contents (e.g. a run that is
+        still going or has incomplete conversations)."""
+        self._banners.append(f'<div class="note banner" role="alert">{_paragraphs(text)}</div>')
 
     def note(self, text: str) -> None:
         """A highlighted paragraph for caveats the reader must not miss."""
@@ -185,7 +197,7 @@ class Report:
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_escape(self.title)}</title><style>{CSS}</style></head>"
             f"<body><main><header><h1>{_escape(self.title)}</h1>{subtitle}</header>"
-            f"{contents}{body}</main>"
+            f"{''.join(self._banners)}{contents}{body}</main>"
             f"<footer>backchannel {_escape(backchannel.__version__)}</footer></body></html>\n"
         )
 
@@ -199,13 +211,68 @@ class Report:
         )
 
     def write(self, directory: Path, filename: str = "report.html") -> Path:
-        """Write the HTML and one CSV per table into `directory`; returns the HTML path."""
+        """Write the HTML and one CSV per table into `directory`; returns the HTML path.
+
+        Everything is written into a staging folder first. A new folder, or one holding only
+        an earlier report, is then replaced by a rename, so a killed write leaves the old
+        report or the new one, never a mix. In a folder holding other files too, each file is
+        moved into place on its own (the HTML last), so none is ever half-written.
+        """
         if Path(filename).name != filename or not filename.endswith(".html"):
             raise ValueError(f"filename must be a bare '*.html' name, got {filename!r}")
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        for name, frame in self._tables.items():
-            frame.to_csv(directory / f"{name}.csv", index=False)
-        path = directory / filename
-        path.write_text(self.to_html(), encoding="utf-8")
-        return path
+        parent = directory.resolve().parent
+        parent.mkdir(parents=True, exist_ok=True)
+        prefix = f".{directory.name}.report-"
+        for stale in parent.glob(f"{glob_escape(prefix)}*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = _fresh_folder(parent, prefix)
+        try:
+            for name, frame in self._tables.items():
+                csv_frame(frame).to_csv(staging / f"{name}.csv", index=False)
+            (staging / filename).write_text(self.to_html(), encoding="utf-8")
+            _move_into_place(staging, directory.resolve(), filename)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return directory / filename
+
+
+def glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def _fresh_folder(parent: Path, prefix: str) -> Path:
+    """A new folder named `prefix` + random hex, created with the user's usual permissions."""
+    while True:
+        folder = parent / f"{prefix}{secrets.token_hex(4)}"
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
+
+
+def _is_report_folder(directory: Path) -> bool:
+    """Whether `directory` holds nothing but what a report writes (HTML and CSV files)."""
+    return all(
+        entry.is_file() and entry.suffix in (".html", ".csv") for entry in directory.iterdir()
+    )
+
+
+def _move_into_place(staging: Path, directory: Path, filename: str) -> None:
+    if not directory.exists():
+        os.rename(staging, directory)
+        staging.mkdir()  # the caller removes it
+        return
+    if not directory.is_dir():
+        raise NotADirectoryError(f"{directory} is a file")
+    if _is_report_folder(directory):
+        old = _fresh_folder(directory.parent, f".{directory.name}.report-")
+        os.rename(directory, old / "previous")
+        os.rename(staging, directory)
+        staging.mkdir()
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    names = sorted(p.name for p in staging.iterdir() if p.name != filename)
+    for name in [*names, filename]:
+        os.replace(staging / name, directory / name)

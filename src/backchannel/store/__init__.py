@@ -2,7 +2,7 @@
 
 from backchannel.store._export import ExportFormat, export_tables
 from backchannel.store._schema import SCHEMA_VERSION
-from backchannel.store._store import CACHE_NAME, DATABASE_NAME, RunStore
+from backchannel.store._store import CACHE_NAME, DATABASE_NAME, RunStore, incomplete_summary
 
 __all__ = [
     "CACHE_NAME",
@@ -11,4 +11,5 @@ __all__ = [
     "ExportFormat",
     "RunStore",
     "export_tables",
+    "incomplete_summary",
 ]

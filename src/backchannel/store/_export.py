@@ -4,28 +4,51 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Literal
 
 import pandas as pd
 
+from backchannel._safe_text import csv_frame
 from backchannel.analysis import RunTables
 from backchannel.errors import RunDirectoryError
 
 ExportFormat = Literal["parquet", "csv"]
 
 
+TABLE_NAMES = ("events", "labels", "conversations")
+_FORMATS = ("parquet", "csv")
+
+
 def export_tables(tables: RunTables, directory: Path, fmt: ExportFormat) -> list[Path]:
     """Write events, labels and conversations (+ manifest.json) into `directory`.
 
     Files are written to a temporary folder first and moved in place only when all succeeded,
-    so a failed export leaves no half-written set of tables.
+    so a failed export leaves no half-written set of tables. The export replaces every table
+    of the folder: tables of the other format from an earlier export are removed, and so are
+    staging folders a killed export left behind. CSV text cells are neutralised (see
+    `csv_cell`); Parquet keeps the exact text.
     """
     if directory.exists() and not directory.is_dir():
         raise RunDirectoryError(f"{directory} is a file; pass a directory with -o")
-    directory.mkdir(parents=True, exist_ok=True)
-    names = [f"{name}.{fmt}" for name in ("events", "labels", "conversations")]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return _export(tables, directory, fmt)
+    except OSError as error:
+        raise RunDirectoryError(
+            f"cannot write the tables into {directory} ({error.strerror or error}); choose a "
+            "writable "
+            "directory with -o"
+        ) from None
+
+
+def _export(tables: RunTables, directory: Path, fmt: ExportFormat) -> list[Path]:
+    for stale in directory.glob(".export-*"):
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+    names = [f"{name}.{fmt}" for name in TABLE_NAMES]
     with tempfile.TemporaryDirectory(dir=directory, prefix=".export-") as staging:
         folder = Path(staging)
         for name, frame in zip(
@@ -34,7 +57,7 @@ def export_tables(tables: RunTables, directory: Path, fmt: ExportFormat) -> list
             if fmt == "parquet":
                 _parquet_safe(frame).to_parquet(folder / name, index=False)
             else:
-                frame.to_csv(folder / name, index=False)
+                csv_frame(frame).to_csv(folder / name, index=False)
         (folder / "manifest.json").write_text(
             json.dumps(tables.manifest, indent=2, sort_keys=True, default=str)
         )
@@ -43,6 +66,10 @@ def export_tables(tables: RunTables, directory: Path, fmt: ExportFormat) -> list
             target = directory / name
             os.replace(folder / name, target)
             written.append(target)
+        for other in _FORMATS:
+            if other != fmt:
+                for table in TABLE_NAMES:
+                    (directory / f"{table}.{other}").unlink(missing_ok=True)
     return written
 
 

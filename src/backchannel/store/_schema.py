@@ -89,14 +89,18 @@ ALTER TABLE usage ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
 }
 
 
+def newer_schema_message(version: int) -> str:
+    return (
+        f"this run store has schema version {version}, newer than this backchannel "
+        f"({SCHEMA_VERSION}); upgrade backchannel to read it"
+    )
+
+
 def migrate(db: sqlite3.Connection) -> None:
     """Create the schema, or bring an older store up to SCHEMA_VERSION."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"this run store has schema version {version}, newer than this backchannel "
-            f"({SCHEMA_VERSION}); upgrade backchannel to read it"
-        )
+        raise RuntimeError(newer_schema_message(version))
     if version == 0:
         db.executescript(SCHEMA)
     else:

@@ -15,11 +15,12 @@ from typing import IO, Any
 
 import pandas as pd
 
+from backchannel._sqlite import connect_readonly, damage, readable_rows
 from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, RunTables
 from backchannel.backends import Usage, UsageMeter
 from backchannel.engine import ConversationSpec, Event, Label
 from backchannel.errors import RunDirectoryError
-from backchannel.store._schema import migrate
+from backchannel.store._schema import SCHEMA_VERSION, migrate, newer_schema_message
 
 DATABASE_NAME = "run.sqlite"
 CACHE_NAME = "cache.sqlite"
@@ -68,20 +69,40 @@ def _json(value: Any) -> str:
 
 
 class RunStore:
-    """Open (or create) the store of one run directory."""
+    """Open (or create) the store of one run directory.
 
-    def __init__(self, directory: Path, *, create: bool = False) -> None:
+    `readonly=True` (the read commands) opens the database read-only, so a read-only copy of a
+    run directory works and nothing is written. An existing database is checked before use; a
+    damaged one is refused with how to recover, and never written into.
+    """
+
+    def __init__(self, directory: Path, *, create: bool = False, readonly: bool = False) -> None:
         self.directory = directory
+        self.readonly = readonly
         path = directory / DATABASE_NAME
+        if directory.exists() and not directory.is_dir():
+            raise RunDirectoryError(f"{directory} is a file, not a run directory")
         if not path.exists() and not create:
             raise RunDirectoryError(
                 f"{directory} is not a run directory (no {DATABASE_NAME}); "
                 "create one with `backchannel run EXPERIMENT.yaml -o DIR`"
             )
-        directory.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            problem = damage(path)
+            if problem is not None:
+                raise RunDirectoryError(_damaged_message(path, problem))
         self._lock: IO[str] | None = None
-        self._db = sqlite3.connect(path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        if readonly:
+            self._db = self._open_readonly(path)
+            return
+        _make_directory(directory)
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.Error as error:
+            raise RunDirectoryError(
+                f"cannot write the run store {path} ({error}); choose a writable directory with -o"
+            ) from None
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=10000")
@@ -90,12 +111,49 @@ class RunStore:
         except RuntimeError as error:
             self._db.close()
             raise RunDirectoryError(f"{directory}: {error}") from None
+        except sqlite3.Error as error:
+            self._db.close()
+            raise RunDirectoryError(
+                f"cannot write the run store {path} ({error}); choose a writable directory with -o"
+            ) from None
+
+    def _open_readonly(self, path: Path) -> sqlite3.Connection:
+        """A read-only connection to a store at the current schema version. An older store is
+        upgraded once in place (the one write a read command makes); a read-only copy of one
+        is refused with what to do."""
+        db = _open_readonly(path)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = _has_schema(db)
+        db.close()
+        if version > SCHEMA_VERSION:
+            raise RunDirectoryError(f"{self.directory}: {newer_schema_message(version)}")
+        if not tables:
+            raise RunDirectoryError(
+                f"{path} holds no run store (schema version {version}); point the command at a "
+                "run directory written by `backchannel run`"
+            )
+        if version < SCHEMA_VERSION:
+            try:
+                RunStore(self.directory).close()  # migrates
+            except RunDirectoryError:
+                raise RunDirectoryError(
+                    f"{path} was written by an older backchannel (schema version {version}) and "
+                    "cannot be upgraded here (the folder is read-only); copy the run directory "
+                    "to a writable place once"
+                ) from None
+        return _open_readonly(path)
 
     def lock(self) -> None:
         """Hold the run directory for this process; a second `run` on it is refused."""
         import fcntl
 
-        handle = open(self.directory / ".lock", "w")  # noqa: SIM115 - held until close
+        try:
+            handle = open(self.directory / ".lock", "w")  # noqa: SIM115 - held until close
+        except OSError as error:
+            raise RunDirectoryError(
+                f"cannot write in {self.directory} ({error.strerror}); commands that add to a run "
+                "need a writable run directory"
+            ) from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -246,6 +304,48 @@ class RunStore:
             "events": int(events),
         }
 
+    def record_plan(self, planned: int) -> None:
+        """Note how many conversations the current `run` means to store (for `run_state`)."""
+        self.write_manifest({"planned_conversations": planned})
+
+    def running(self) -> bool:
+        """Whether a `run` process holds this run directory now (its lock is taken)."""
+        import fcntl
+
+        if self._lock is not None:
+            return True
+        try:
+            handle = open(self.directory / ".lock")  # noqa: SIM115 - closed below
+        except OSError:
+            return False
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        finally:
+            handle.close()
+        return False
+
+    def run_state(self) -> dict[str, Any]:
+        """Whether the run is complete: still running, conversations incomplete, failed or not
+        yet started (of those the last `run` planned)."""
+        counts = self.counts()
+        planned = self.manifest().get("planned_conversations")
+        stored = counts["done"] + counts["incomplete"] + counts["failed"]
+        not_started = max(0, int(planned) - stored) if isinstance(planned, int) else 0
+        running = self.running()
+        return {
+            "complete": not running
+            and counts["incomplete"] == counts["failed"] == not_started == 0,
+            "running": running,
+            "done": counts["done"],
+            "incomplete": counts["incomplete"],
+            "failed": counts["failed"],
+            "not_started": not_started,
+        }
+
     def errors(self, limit: int = 5) -> list[tuple[str, int, str]]:
         """Distinct errors of unfinished conversations: (last line, how many, one example id)."""
         rows = self._db.execute(
@@ -270,8 +370,9 @@ class RunStore:
 
     # tables -------------------------------------------------------------------------------
     def tables(self) -> RunTables:
-        """The tidy tables of everything stored (see docs/data-schema.md)."""
-        manifest = self.manifest()
+        """The tidy tables of everything stored (see docs/data-schema.md); the manifest gains
+        `run_state`, saying whether the run is complete."""
+        manifest = {**self.manifest(), "run_state": self.run_state()}
         run_id = str(manifest.get("run_id", self.directory.name))
         conversations = pd.read_sql_query(
             "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, meta "
@@ -306,6 +407,70 @@ class RunStore:
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+
+
+def incomplete_summary(state: dict[str, Any] | None) -> str | None:
+    """One sentence saying why a run's figures are partial, or None for a complete run."""
+    if not state or state.get("complete", True):
+        return None
+    parts = [
+        f"{state[key]} {label}"
+        for key, label in (
+            ("incomplete", "incomplete"),
+            ("failed", "failed"),
+            ("not_started", "not yet run"),
+        )
+        if state.get(key)
+    ]
+    what = "This run is still going" if state.get("running") else "This run is not complete"
+    detail = (
+        f" ({', '.join(parts)} conversations beside {state.get('done', 0)} done)" if parts else ""
+    )
+    return (
+        f"{what}{detail}: the figures cover only what is stored. Run the same `backchannel run` "
+        "command again to finish it, then rebuild this output."
+    )
+
+
+def _damaged_message(path: Path, problem: str) -> str:
+    rows = readable_rows(path, "events")
+    salvage = (
+        f"{rows} events are still readable: copy them out with `sqlite3 {path} .recover`"
+        if rows
+        else "nothing in it can be read back"
+    )
+    return (
+        f"{path} {problem}; it was left untouched. {salvage}, or run again into a new -o "
+        "directory (copy the run's cache.sqlite there to reuse the answers already received)"
+    )
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    try:
+        return connect_readonly(path)
+    except sqlite3.Error as error:
+        raise RunDirectoryError(f"cannot read the run store {path} ({error})") from None
+
+
+def _has_schema(db: sqlite3.Connection) -> bool:
+    names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return {"manifest", "conversations", "events", "labels", "usage"} <= names
+
+
+def _make_directory(directory: Path) -> None:
+    """Create the run directory, or say in one line why it cannot be created."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise RunDirectoryError(f"{directory} is a file; pass a directory with -o") from None
+    except NotADirectoryError:
+        raise RunDirectoryError(
+            f"cannot create {directory}: a part of the path is a file; choose another -o"
+        ) from None
+    except OSError as error:
+        raise RunDirectoryError(
+            f"cannot create {directory} ({error.strerror}); choose a writable place with -o"
+        ) from None
 
 
 def _in_conversation_order(frame: pd.DataFrame, order: dict[str, int], *keys: str) -> pd.DataFrame:
