@@ -6,14 +6,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from backchannel.backends import (
     SMALL_MODEL_WARNING,
@@ -25,50 +22,13 @@ from backchannel.backends import (
 )
 from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
 from backchannel.errors import ConfigError, RunDirectoryError
-from backchannel.experiment import Experiment, LoadedExperiment, cell_settings, expand
+from backchannel.experiment import Experiment, LoadedExperiment, cell_settings, expand, redact
 from backchannel.paradigms import CallEstimate
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
-SECRET_KEYS = frozenset({"api_key"})
-# A key commented out (say, when switching to api_key_env) is still the key's bytes.
-_COMMENTED_SECRET = re.compile(
-    r"((?:^|[ \t])#[^\n]*?\b(?:" + "|".join(sorted(SECRET_KEYS)) + r")[\"']?\s*:\s*)[^\n]*",
-    re.MULTILINE,
-)
 # Fields that change no model output: a resumed run may change them (a new base_url after the
 # server moved, a lower max_in_flight after rate limits) without becoming another experiment.
 _TRANSPORT_FIELDS = ("base_url", "api_key_env", "max_in_flight", "timeout_s", "price")
-
-
-def redact(text: str) -> str:
-    """The experiment text with the value of every `api_key` entry removed, in any YAML form
-    and in comments."""
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return text
-    spans: list[tuple[int, int]] = []
-    seen: set[int] = set()
-
-    def visit(node: yaml.Node | None) -> None:
-        if id(node) in seen:  # an alias or merge key reaches the anchored node again
-            return
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.value in SECRET_KEYS:
-                    start, end = value.start_mark.index, value.end_mark.index
-                    # A block scalar's span runs over its line break into the next line.
-                    spans.append((start, start + len(text[start:end].rstrip())))
-                visit(value)
-        elif isinstance(node, yaml.SequenceNode):
-            for child in node.value:
-                visit(child)
-
-    visit(root)
-    for start, end in sorted(spans, reverse=True):
-        text = text[:start] + "<redacted>" + text[end:]
-    return _COMMENTED_SECRET.sub(r"\1<redacted>", text)
 
 
 def fingerprint(loaded: LoadedExperiment) -> str:

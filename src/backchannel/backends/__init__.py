@@ -38,7 +38,7 @@ from backchannel.backends._types import (
     Status,
     check_extra_body,
 )
-from backchannel.backends._urls import url_problem
+from backchannel.backends._urls import redact_userinfo, url_problem
 from backchannel.backends._usage import Price, Usage, UsageMeter
 
 __all__ = [
@@ -80,6 +80,7 @@ __all__ = [
     "check_model",
     "gbnf_grammar",
     "parse",
+    "redact_userinfo",
     "register_sim",
     "resolve_routes",
     "scripted_answer",

@@ -26,6 +26,7 @@ from backchannel.backends._errors import (
     TransientBackendError,
 )
 from backchannel.backends._types import JsonSchema, RawCompletion, Request
+from backchannel.backends._urls import redact_userinfo
 
 ConstrainedDecoding = Literal["json_schema", "grammar", "none"]
 
@@ -122,7 +123,8 @@ class OpenAIBackend:
             timeout=timeout_s,
             http_client=openai.DefaultAioHttpClient(),
         )
-        self._endpoint = str(self._client.base_url)
+        # Shown in messages and stored with failures, so a user:secret@ part is left out.
+        self._endpoint = redact_userinfo(str(self._client.base_url))
 
     @property
     def endpoint(self) -> str:

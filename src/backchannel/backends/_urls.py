@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 
@@ -22,3 +23,11 @@ def url_problem(url: str) -> str | None:
     if port == 0:
         return f"{url!r} has an invalid port (ports are 1 to 65535); {hint}"
     return None
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@'\"<>]+@")
+
+
+def redact_userinfo(text: str) -> str:
+    """`scheme://user:secret@host` -> `scheme://<redacted>@host`, wherever a URL appears."""
+    return _USERINFO.sub(r"\1<redacted>@", text)

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from backchannel.backends import url_problem
+from backchannel.backends import redact_userinfo, url_problem
 from backchannel.errors import ConfigError
 from backchannel.experiment._schema import Experiment
 from backchannel.paradigms import Paradigm, get_paradigm, is_model_key
@@ -46,6 +46,8 @@ class LoadedExperiment:
         data["settings"] = self.settings.model_dump(mode="json")
         for endpoint in data["endpoints"]:
             endpoint.pop("api_key", None)
+            if isinstance(endpoint.get("base_url"), str):
+                endpoint["base_url"] = redact_userinfo(endpoint["base_url"])
         return data
 
 
