@@ -56,9 +56,11 @@ async def arun(
     directory = Path(output)
     run_plan = _runner.plan(loaded, limit)
     _runner.check_models(run_plan, concurrency=concurrency)
+    await _runner.acheck_reachable(run_plan)
     store = _runner.open_run_directory(directory, loaded)
     try:
         run_plan.done = store.finished_ids()
+        store.record_plan(len(run_plan.specs))
         await _runner.run_plan(
             run_plan, store, directory, concurrency=concurrency, on_progress=on_progress
         )
@@ -128,7 +130,7 @@ def write_report(
     """Write the self-contained HTML report (and its tables as CSV) into `output`."""
     from backchannel.backends import SMALL_MODEL_WARNING
     from backchannel.report import Report
-    from backchannel.store import incomplete_summary
+    from backchannel.store import answer_quality, incomplete_summary, unusable_message
 
     if output.exists() and not output.is_dir():
         raise RunDirectoryError(f"{output} is a file; pass a directory with -o")
@@ -141,6 +143,9 @@ def write_report(
     partial = incomplete_summary(manifest.get("run_state"))
     if partial:
         report.banner(partial)
+    unusable = unusable_message(answer_quality(tables.events))
+    if unusable:
+        report.banner(unusable[0].upper() + unusable[1:] + ".")
     if (tables.events["model"] == "local/smollm2").any():
         report.note(SMALL_MODEL_WARNING)
     paradigm.report(tables, figures, report)

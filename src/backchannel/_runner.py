@@ -258,6 +258,23 @@ def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
         raise ConfigError(f"{run_plan.loaded.path}: {error}") from None
 
 
+def check_reachable(run_plan: Plan) -> None:
+    """One cheap request per model server before the run directory is written."""
+    asyncio.run(acheck_reachable(run_plan))
+
+
+async def acheck_reachable(run_plan: Plan) -> None:
+    """`check_reachable` for callers inside an event loop."""
+    from backchannel.backends import check_reachable as check
+
+    experiment = run_plan.loaded.experiment
+    await check(
+        run_plan.models,
+        endpoints=[e.to_settings() for e in experiment.endpoints],
+        local=experiment.local.to_settings(),
+    )
+
+
 def make_client(
     run_plan: Plan, directory: Path, *, concurrency: int | None, cache_path: Path | None = None
 ) -> tuple[LLMClient, ResponseCache]:

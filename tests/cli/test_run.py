@@ -92,8 +92,9 @@ def test_unreachable_server_exits_1_with_a_clear_message(
     result = invoke("run", path, "-o", tmp_path / "run", env={"BC_KEY": "sk-x"})
     assert result.exit_code == 1
     assert "error: cannot connect to http://127.0.0.1:" in result.stderr
-    assert "unreachable after 1 retries" in result.stderr
+    assert "the server is unreachable, so nothing was written" in result.stderr
     assert "Traceback" not in result.stderr
+    assert not (tmp_path / "run").exists()  # checked before the run directory is created
 
 
 def test_refused_key_exits_1_with_a_clear_message(

@@ -18,6 +18,7 @@ from backchannel.backends._registry import (
     LocalSettings,
     build_client,
     check_model,
+    check_reachable,
     resolve_routes,
     split_model,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "cache_totals",
     "check_extra_body",
     "check_model",
+    "check_reachable",
     "gbnf_grammar",
     "parse",
     "redact_userinfo",

@@ -220,5 +220,33 @@ class OpenAIBackend:
             )
         return _completion(data, self.endpoint, time.perf_counter() - started)
 
+    async def check_reachable(self) -> None:
+        """One cheap request (`GET /models`) before a run writes anything: raises
+        TransientBackendError(connection=True) when nothing answers, FatalBackendError when the
+        key is refused. Any other answer, even an error status, means the server is there."""
+        try:
+            await self._client.get("/models", cast_to=object, options=_OPTIONS)
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as error:
+            raise FatalBackendError(
+                f"{self.endpoint} refused the API key ({error.status_code}); set the right key in "
+                "the experiment file's endpoint `api_key_env` variable or OPENAI_API_KEY"
+            ) from error
+        except openai.APIStatusError:
+            return
+        except openai.APITimeoutError as error:
+            if _connection_lost(error):
+                raise TransientBackendError(
+                    f"cannot connect to {self.endpoint}", connection=True
+                ) from error
+            raise TransientBackendError(
+                f"{self.endpoint} did not answer within the endpoint's timeout_s", connection=True
+            ) from error
+        except openai.APIConnectionError as error:
+            raise TransientBackendError(
+                f"cannot connect to {self.endpoint}", connection=True
+            ) from error
+        except ValueError:
+            return  # an answer that is not JSON still comes from a running server
+
     async def aclose(self) -> None:
         await self._client.close()

@@ -17,12 +17,14 @@ from pydantic import ConfigDict, Field
 from backchannel.backends._base import Backend
 from backchannel.backends._cache import CachedBackend, ResponseCache
 from backchannel.backends._client import LLMClient, Route
+from backchannel.backends._errors import FatalBackendError, TransientBackendError
 from backchannel.backends._limit import LimitedBackend, PriorityLimiter
 from backchannel.backends._profile import ModelSettings, model_settings_for
 from backchannel.backends._retry import RetryingBackend, RetryPolicy
 from backchannel.backends._types import check_extra_body
+from backchannel.backends._urls import url_problem
 from backchannel.backends._usage import Price
-from backchannel.errors import ConfigError
+from backchannel.errors import BackendUnavailable, ConfigError
 
 PROVIDERS = ("openai", "local", "sim")
 
@@ -217,6 +219,10 @@ def resolve_routes(
 
             endpoint = _endpoint_for(model, endpoints)
             base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL")
+            problem = None if base_url is None else url_problem(base_url)
+            if problem is not None:
+                source = "the endpoint's base_url" if endpoint.base_url else "OPENAI_BASE_URL"
+                raise ConfigError(f"{source}: {problem}")
             api_key = _api_key(endpoint)
             if base_url is None and not api_key:
                 raise ConfigError(
@@ -239,6 +245,37 @@ def resolve_routes(
                 defaults=defaults.over_endpoint(endpoint.extra_body),
             )
     return specs
+
+
+async def check_reachable(
+    models: Iterable[str],
+    *,
+    endpoints: Sequence[EndpointSettings] = (),
+    local: LocalSettings = LocalSettings(),
+) -> None:
+    """One cheap request per OpenAI-compatible endpoint the models use; raises
+    BackendUnavailable naming the endpoint and the fix when one cannot serve anything."""
+    from backchannel.backends._openai import OpenAIBackend
+
+    specs = resolve_routes(models, endpoints=endpoints, local=local)
+    checked: set[tuple[str, ...]] = set()
+    for spec in specs.values():
+        if spec.key[0] != "openai" or spec.key[:3] in checked:
+            continue
+        checked.add(spec.key[:3])
+        backend = spec.build()
+        assert isinstance(backend, OpenAIBackend)
+        try:
+            await backend.check_reachable()
+        except TransientBackendError as error:
+            raise BackendUnavailable(
+                f"{error}: the server is unreachable, so nothing was written; start it or fix "
+                "the endpoint's base_url (or OPENAI_BASE_URL)"
+            ) from None
+        except FatalBackendError as error:
+            raise BackendUnavailable(f"{error}; nothing was written") from None
+        finally:
+            await backend.aclose()
 
 
 def build_client(

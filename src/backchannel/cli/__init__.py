@@ -27,7 +27,9 @@ app.command("screen")(screen_command)
 
 
 def main() -> None:
-    app()
+    from backchannel._entry import main as entry
+
+    entry()
 
 
 __all__ = ["app", "main"]

@@ -11,6 +11,7 @@ import numpy as np
 import typer
 
 from backchannel._api import compute_metrics, write_report
+from backchannel.analysis import RunTables
 from backchannel.cli._common import err, friendly_errors, load_tables, out, paradigm_of
 from backchannel.paradigms import AnalysisOptions
 from backchannel.store import incomplete_summary
@@ -43,11 +44,23 @@ def metrics_command(
     run_tables = load_tables(run, tables)
     paradigm = paradigm_of(run_tables)
     options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
+    warn_unusable(run_tables)
     figures = compute_metrics(paradigm, run_tables, options)
     text = json.dumps(
         _finite(figures), indent=None if as_json else 2, default=_jsonable, allow_nan=False
     )
     out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def warn_unusable(tables: RunTables) -> str | None:
+    """Say on stderr when most model answers are unusable: that, not a judge or a metric, is
+    then why figures are missing."""
+    from backchannel.store import answer_quality, unusable_message
+
+    message = unusable_message(answer_quality(tables.events))
+    if message:
+        err.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
+    return message
 
 
 def _finite(value: object) -> object:
@@ -85,6 +98,7 @@ def report_command(
     """Write a self-contained HTML report with figures, and its tables as CSV beside it."""
     run_tables = load_tables(run, None)
     options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
+    warn_unusable(run_tables)
     path = write_report(
         paradigm_of(run_tables), run_tables, options, output or run / "report", title=run.name
     )

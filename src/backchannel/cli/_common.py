@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 from rich.console import Console
 
+from backchannel import _signals
 from backchannel.analysis import RunTables
 from backchannel.errors import BackchannelError, ConfigError, RunDirectoryError
 
@@ -33,10 +34,21 @@ def friendly_errors(command: F) -> F:
             err.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
             raise typer.Exit(error.exit_code) from None
         except KeyboardInterrupt:
+            err.print(f"interrupted: {_signals.STOPPED_MESSAGE}")
+            raise typer.Exit(_signals.EXIT_SIGINT) from None
+        except _signals.Terminated:
+            err.print(f"stopped by SIGTERM: {_signals.STOPPED_MESSAGE}")
+            raise typer.Exit(_signals.EXIT_SIGTERM) from None
+        except OSError as error:
+            # A file problem no command foresaw: one line, not a traceback.
+            where = f"{error.filename}: " if error.filename else ""
             err.print(
-                "interrupted: finished conversations are stored; run the same command to resume"
+                f"[bold red]error:[/] {where}{error.strerror or error}; check the path and its "
+                "permissions",
+                markup=True,
+                soft_wrap=True,
             )
-            raise typer.Exit(130) from None
+            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from backchannel import _signals
 from backchannel.backends import LLMClient, Usage
 from backchannel.cli._common import describe_counts, err, friendly_errors, out, print_errors
 from backchannel.experiment import load_experiment
+from backchannel.store import describe_quality, unusable_message
 
 
 def _usage_line(usage: Usage) -> str:
@@ -22,7 +25,16 @@ def _usage_line(usage: Usage) -> str:
     )
 
 
+_stopping: list[bool] = []
+
+
+def _stop(task: asyncio.Task[dict[str, int]]) -> None:
+    _stopping.append(True)
+    task.cancel()
+
+
 @friendly_errors
+@_signals.terminable
 def run_command(
     experiment: Annotated[Path, typer.Argument(help="The experiment file (YAML).")],
     output: Annotated[Path, typer.Option("-o", "--output", help="The run directory.")],
@@ -45,6 +57,7 @@ def run_command(
     """Run an experiment; running it again on the same directory resumes it."""
     from backchannel import _runner
 
+    _stopping.clear()
     loaded = load_experiment(experiment, model_override=model)
     run_plan = _runner.plan(loaded, limit)
     if dry_run:
@@ -63,6 +76,7 @@ def run_command(
     if warning:
         err.print(f"[yellow]note:[/] {warning}")
     _runner.check_models(run_plan, concurrency=concurrency)
+    _runner.check_reachable(run_plan)
     store = _runner.open_run_directory(output, loaded)
     try:
         run_plan.done = store.finished_ids()
@@ -90,19 +104,37 @@ def run_command(
                     await asyncio.sleep(0.5)
                     progress.update(task, usage=_usage_line(client.usage.total()))
 
-            outcome = asyncio.run(
-                _runner.run_plan(
-                    run_plan,
-                    store,
-                    output,
-                    concurrency=concurrency,
-                    on_progress=on_progress,
-                    watch=refresh,
-                )
-            )
+            async def main() -> _runner.RunOutcome:
+                # SIGTERM stops the run the way Ctrl-C does: cancel, keep what is committed.
+                loop, task = asyncio.get_running_loop(), asyncio.current_task()
+                assert task is not None
+                terminable = _signals.in_main_thread()
+                if terminable:
+                    loop.add_signal_handler(signal.SIGTERM, _stop, task)
+                try:
+                    return await _runner.run_plan(
+                        run_plan,
+                        store,
+                        output,
+                        concurrency=concurrency,
+                        on_progress=on_progress,
+                        watch=refresh,
+                    )
+                finally:
+                    if terminable:
+                        loop.remove_signal_handler(signal.SIGTERM)
+                        _signals.install()
+
+            try:
+                outcome = asyncio.run(main())
+            except asyncio.CancelledError:
+                if _stopping:
+                    raise _signals.Terminated() from None
+                raise
         counts, usage, elapsed = outcome.counts, outcome.usage, outcome.elapsed_s
         stored = store.counts()
         errors = store.errors()
+        quality = store.answer_quality()
     finally:
         store.close()
     err.print(
@@ -111,7 +143,11 @@ def run_command(
     )
     out.print(f"results: {output.resolve()}")
     out.print(f"  stored conversations: {describe_counts(stored)}")
+    out.print(f"  {describe_quality(quality)}")
     out.print(f"  next: backchannel report {output}  |  backchannel export {output} -o DIR")
+    unusable = unusable_message(quality)
+    if unusable:
+        err.print(f"[bold red]error:[/] {unusable}", soft_wrap=True)
     if counts["incomplete"] or counts["failed"]:
         print_errors(errors)
         err.print(
@@ -119,4 +155,6 @@ def run_command(
             "Run the same command again to retry both (answers already received come from the "
             "cache)."
         )
+        raise typer.Exit(1)
+    if unusable:
         raise typer.Exit(1)

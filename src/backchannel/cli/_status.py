@@ -16,16 +16,23 @@ def status_command(
     run: Annotated[Path, typer.Argument(help="The run directory.")],
 ) -> None:
     """Conversations, calls, tokens, cache hits, retries and failures of a stored run."""
-    from backchannel.store import RunStore
+    from backchannel.store import RunStore, describe_quality, incomplete_summary, unusable_message
 
     store = RunStore(run, readonly=True)
     try:
         manifest, counts, usage = store.manifest(), store.counts(), store.usage()
-        errors = store.errors()
+        errors, quality, state = store.errors(), store.answer_quality(), store.run_state()
     finally:
         store.close()
     out.print(f"run {manifest.get('run_id')} ({manifest.get('paradigm')}) in {run}")
     out.print(f"conversations: {describe_counts(counts)}; events: {counts['events']}")
+    out.print(describe_quality(quality))
+    unusable = unusable_message(quality)
+    if unusable:
+        err.print(f"[yellow]warning:[/] {unusable}", soft_wrap=True)
+    partial = incomplete_summary(state)
+    if partial:
+        err.print(f"[yellow]note:[/] {partial}", soft_wrap=True)
     if errors:
         err.print("errors of unfinished conversations (rerun the same command to retry them):")
         print_errors(errors)

@@ -1,6 +1,13 @@
 """The run store: SQLite run directories that resume, and export to tidy tables."""
 
 from backchannel.store._export import ExportFormat, export_tables
+from backchannel.store._quality import (
+    UNUSABLE_THRESHOLD,
+    answer_quality,
+    describe_quality,
+    unusable_message,
+    unusable_share,
+)
 from backchannel.store._schema import SCHEMA_VERSION
 from backchannel.store._store import CACHE_NAME, DATABASE_NAME, RunStore, incomplete_summary
 
@@ -8,8 +15,13 @@ __all__ = [
     "CACHE_NAME",
     "DATABASE_NAME",
     "SCHEMA_VERSION",
+    "UNUSABLE_THRESHOLD",
     "ExportFormat",
     "RunStore",
+    "answer_quality",
+    "describe_quality",
     "export_tables",
     "incomplete_summary",
+    "unusable_message",
+    "unusable_share",
 ]

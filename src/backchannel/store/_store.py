@@ -20,6 +20,7 @@ from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, RunTa
 from backchannel.backends import Usage, UsageMeter
 from backchannel.engine import ConversationSpec, Event, Label
 from backchannel.errors import RunDirectoryError
+from backchannel.store._quality import QUALITY_SQL, quality_from_row
 from backchannel.store._schema import SCHEMA_VERSION, migrate, newer_schema_message
 
 DATABASE_NAME = "run.sqlite"
@@ -345,6 +346,10 @@ class RunStore:
             "failed": counts["failed"],
             "not_started": not_started,
         }
+
+    def answer_quality(self) -> dict[str, int]:
+        """Model answers stored, and how many are empty, unreadable, refused or failed calls."""
+        return quality_from_row(self._db.execute(QUALITY_SQL).fetchone())
 
     def errors(self, limit: int = 5) -> list[tuple[str, int, str]]:
         """Distinct errors of unfinished conversations: (last line, how many, one example id)."""

@@ -1,0 +1,85 @@
+"""How many model answers of a run are usable: empty and unreadable answers are counted, not
+hidden, and a run where most of them are unusable says so (and ends with exit 1).
+
+Every stored answer of a model call counts as required (turns, probes, ratings, rankings);
+judge labels are counted by the judges' own tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+UNUSABLE_THRESHOLD = 0.5
+"""A run whose share of unusable answers (empty or unreadable) is above this ends with exit 1.
+
+An answer is empty when its text is blank (whatever the call asked for), unreadable when it
+has text that could not be parsed into the asked format even after the re-asks."""
+
+_BLANK = "TRIM(text, ' ' || char(9, 10, 13)) = ''"
+QUALITY_SQL = (
+    "SELECT COUNT(*), "
+    f"COALESCE(SUM(status IN ('ok', 'parse_failure') AND {_BLANK}), 0), "
+    f"COALESCE(SUM(status = 'parse_failure' AND NOT {_BLANK}), 0), "
+    "COALESCE(SUM(status = 'refusal'), 0), "
+    "COALESCE(SUM(status = 'error'), 0) FROM events WHERE model != ''"
+)
+
+
+def quality_from_row(row: tuple[Any, ...]) -> dict[str, int]:
+    answers, empty, unreadable, refused, errors = (int(v) for v in row)
+    return {
+        "answers": answers,
+        "empty": empty,
+        "unreadable": unreadable,
+        "refused": refused,
+        "errors": errors,
+    }
+
+
+def answer_quality(events: pd.DataFrame) -> dict[str, int]:
+    """The counts of `QUALITY_SQL`, from an events table (for exported tables)."""
+    if events.empty:
+        return quality_from_row((0, 0, 0, 0, 0))
+    answered = events[events["model"].fillna("").astype(str) != ""]
+    status = answered["status"].astype(str)
+    blank = answered["text"].fillna("").astype(str).str.strip(" \t\n\r") == ""
+    return quality_from_row(
+        (
+            len(answered),
+            int((status.isin(["ok", "parse_failure"]) & blank).sum()),
+            int(((status == "parse_failure") & ~blank).sum()),
+            int((status == "refusal").sum()),
+            int((status == "error").sum()),
+        )
+    )
+
+
+def unusable_share(quality: dict[str, int]) -> float:
+    """Empty plus unreadable answers over all answers (0 for a run without answers)."""
+    if not quality["answers"]:
+        return 0.0
+    return (quality["empty"] + quality["unreadable"]) / quality["answers"]
+
+
+def describe_quality(quality: dict[str, int]) -> str:
+    """`answers 40: 2 empty, 1 unreadable, 0 refused, 0 failed calls`."""
+    return (
+        f"answers {quality['answers']}: {quality['empty']} empty, {quality['unreadable']} "
+        f"unreadable, {quality['refused']} refused, {quality['errors']} failed calls"
+    )
+
+
+def unusable_message(quality: dict[str, int]) -> str | None:
+    """A warning naming the cause when the unusable share is above the threshold, else None."""
+    share = unusable_share(quality)
+    if share <= UNUSABLE_THRESHOLD:
+        return None
+    return (
+        f"{share:.0%} of the model answers are unusable ({quality['empty']} empty, "
+        f"{quality['unreadable']} unreadable of {quality['answers']}), above the "
+        f"{UNUSABLE_THRESHOLD:.0%} threshold: figures built on them are not meaningful. Check the "
+        "model and its server (a wrong chat template, too few max_tokens, a model too small for "
+        "the format)"
+    )
