@@ -96,31 +96,56 @@ def plan(loaded: LoadedExperiment, limit: int | None = None) -> Plan:
     return Plan(loaded, specs, models=models, settings_by_cell=resolved)
 
 
+def _different_experiment(directory: Path, manifest: dict[str, Any]) -> RunDirectoryError:
+    return RunDirectoryError(
+        f"{directory} holds a run of a different experiment "
+        f"({manifest.get('experiment_path')}, {manifest.get('name')!r}); "
+        "resume it with the same file and --model, or pass a new -o directory"
+    )
+
+
+def check_cache(path: Path) -> None:
+    """Refuse a damaged response cache before the run directory is touched."""
+    from backchannel._sqlite import damage
+    from backchannel.backends import damaged_cache_message
+
+    if path.exists():
+        problem = damage(path)
+        if problem is not None:
+            raise RunDirectoryError(damaged_cache_message(path, problem))
+
+
 def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
     """Create the run directory, or reopen it to resume; refuse a different experiment."""
     if directory.exists() and not directory.is_dir():
         raise RunDirectoryError(f"{directory} is a file; pass a directory with -o")
+    check_cache(directory / CACHE_NAME)
     exists = (directory / DATABASE_NAME).exists()
     if not exists and directory.exists() and any(directory.iterdir()):
         raise RunDirectoryError(
             f"{directory} exists and is not a run directory; choose an empty or new directory"
         )
+    print_ = fingerprint(loaded)
+    if exists:
+        # Checked read-only first: a run directory of another experiment is not touched.
+        reader = RunStore(directory, readonly=True)
+        try:
+            stored = reader.manifest()
+        finally:
+            reader.close()
+        if stored and stored.get("fingerprint") != print_:
+            raise _different_experiment(directory, stored)
     store = RunStore(directory, create=True)
     try:
         store.lock()
     except RunDirectoryError:
         store.close()
         raise
-    print_ = fingerprint(loaded)
     manifest = store.manifest()
     if manifest:
         if manifest.get("fingerprint") != print_:
             store.close()
-            raise RunDirectoryError(
-                f"{directory} holds a run of a different experiment "
-                f"({manifest.get('experiment_path')}, {manifest.get('name')!r}); "
-                "resume it with the same file and --model, or pass a new -o directory"
-            )
+            raise _different_experiment(directory, manifest)
         return store
     from backchannel._provenance import provenance
 

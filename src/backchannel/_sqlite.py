@@ -54,15 +54,27 @@ def readable_rows(path: Path, table: str) -> int | None:
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
-    """A read-only connection. A WAL database in a folder we cannot write to (a read-only copy)
-    is opened as immutable, since SQLite cannot create its shared-memory file there."""
+    """A read-only connection that writes nothing next to the file.
+
+    Without a write-ahead log beside it the database is fully written out and no run is
+    writing it, so it is opened as immutable (SQLite then creates no -wal or -shm file). With a
+    log (a run in progress, or one killed), it is opened read-only so the log is read too; in a
+    folder we cannot write to (a read-only copy) that falls back to immutable.
+    """
     uri = path.resolve().as_uri()
-    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+    if not Path(f"{path}-wal").exists():
+        return _open(f"{uri}?mode=ro&immutable=1")
+    try:
+        return _open(f"{uri}?mode=ro")
+    except sqlite3.OperationalError:
+        return _open(f"{uri}?mode=ro&immutable=1")
+
+
+def _open(uri: str) -> sqlite3.Connection:
+    db = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        return db
-    except sqlite3.OperationalError:
+    except sqlite3.Error:
         db.close()
-    db = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
-    db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        raise
     return db

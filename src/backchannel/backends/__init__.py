@@ -5,7 +5,12 @@ Model strings are `provider/model`: `openai/<model>` (any OpenAI-compatible serv
 """
 
 from backchannel.backends._base import Backend
-from backchannel.backends._cache import ResponseCache, cache_key, cache_totals
+from backchannel.backends._cache import (
+    ResponseCache,
+    cache_key,
+    cache_totals,
+    damaged_cache_message,
+)
 from backchannel.backends._client import LLMClient, Route
 from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
 from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
@@ -80,6 +85,7 @@ __all__ = [
     "check_extra_body",
     "check_model",
     "check_reachable",
+    "damaged_cache_message",
     "gbnf_grammar",
     "parse",
     "redact_userinfo",

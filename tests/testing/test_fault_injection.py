@@ -1,0 +1,93 @@
+"""A run against a server that fails a third of its requests in nine ways (429 with and without
+Retry-After, 500, 503, dropped connections, answers slower than the timeout, HTML bodies, empty
+`choices`, truncated JSON) ends complete, with the same exported events as a clean run."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from conftest import ThreadedServer, WriteExperiment, discussion_experiment, invoke
+
+from backchannel.analysis import RunTables
+from backchannel.testing import mixed_script
+from backchannel.testing._faults import parse_script
+
+FAULT_KINDS = [
+    ("status", 429, 0.05),
+    ("status", 429),
+    ("status", 500),
+    ("status", 503),
+    ("disconnect",),
+    ("delay", 1.5),  # past the endpoint's 0.4 s timeout
+    ("html",),
+    ("empty_choices",),
+    ("truncated",),
+]
+RETRY = {"base_delay_s": 0.01, "max_delay_s": 0.05, "max_wait_s": 120.0}
+
+
+def experiment(base_url: str) -> dict[str, Any]:
+    data = discussion_experiment(
+        factors={"model": ["openai/fake-model"]},
+        endpoints=[{"base_url": base_url, "api_key": "sk-test", "timeout_s": 0.4}],
+        retry=RETRY,
+    )
+    data["settings"]["questions"].append({"id": "q3", "question": "What is the boiling point?"})
+    return data
+
+
+def balanced_script(blocks: int, seed: int) -> list[Any]:
+    """Blocks of 27 requests, each block holding every fault kind once among 18 normal answers
+    (exactly a third), shuffled; then a seeded mix at the same rate for any further requests."""
+    rng = random.Random(seed)
+    script: list[Any] = []
+    for _ in range(blocks):
+        block = [*parse_script(FAULT_KINDS), *([None] * 2 * len(FAULT_KINDS))]
+        rng.shuffle(block)
+        script += block
+    return script + mixed_script(200, 1 / 3, FAULT_KINDS, seed=seed)
+
+
+def run_and_export(write: WriteExperiment, tmp_path: Path, name: str, url: str) -> pd.DataFrame:
+    path = write(experiment(url), name=f"{name}.yaml")
+    result = invoke("run", path, "-o", tmp_path / name, "--concurrency", "4")
+    assert result.exit_code == 0, result.stderr
+    assert "stored conversations: 3 done, 0 incomplete, 0 failed" in result.stdout
+    exported = invoke("export", tmp_path / name, "-o", tmp_path / f"{name}-tables")
+    assert exported.exit_code == 0, exported.stderr
+    events = RunTables.from_directory(tmp_path / f"{name}-tables").events
+    return events.drop(columns=["latency_s"])
+
+
+def test_a_third_of_requests_failing_still_yields_the_clean_runs_events(
+    write_experiment: WriteExperiment,
+    tmp_path: Path,
+    threaded_server: Callable[..., ThreadedServer],
+) -> None:
+    script = balanced_script(blocks=12, seed=17)
+    faulty = threaded_server(faults=script)
+    clean = threaded_server()
+    faulted_events = run_and_export(write_experiment, tmp_path, "faulty", faulty.base_url)
+    clean_events = run_and_export(write_experiment, tmp_path, "clean", clean.base_url)
+
+    # Faults were really injected, of every kind, and retried.
+    consumed = len(faulty.server.requests)
+    injected = script[:consumed]
+    assert sum(f is not None for f in injected) >= 10
+    assert {type(f).__name__ for f in injected if f is not None} >= {
+        "StatusFault",
+        "DisconnectFault",
+        "DelayFault",
+        "BodyFault",
+    }
+    assert consumed > len(clean.server.requests)
+    status = invoke("status", tmp_path / "faulty")
+    retries = int(status.stdout.split("retries ")[1].split()[0])
+    assert retries >= sum(f is not None for f in injected) - 5  # each fault costs one retry
+    # ... and the data is the clean run's, event for event.
+    pd.testing.assert_frame_equal(faulted_events, clean_events)
+    assert (faulted_events["status"] == "ok").all()
