@@ -26,7 +26,7 @@ def damage(path: Path) -> str | None:
     try:
         db = connect_readonly(path)
     except sqlite3.Error as error:
-        return f"cannot be opened ({error})"
+        return f"is damaged ({error})"
     try:
         rows = db.execute("PRAGMA quick_check").fetchall()
     except sqlite3.Error as error:

@@ -334,6 +334,7 @@ CASES = [
     Case("url-port-text", endpoint(base_url="http://127.0.0.1:abc/v1"), "invalid port"),
     Case("url-no-host", endpoint(base_url="http:///v1"), "names no host"),
     Case("url-no-scheme", endpoint(base_url="127.0.0.1:8000/v1"), "not an http"),
+    Case("url-user-info", endpoint(base_url="http://u:pw@h/v1"), "holds user-info"),
     Case("url-spaces", endpoint(base_url=" http://h/v1"), "holds spaces"),
     Case("url-newline", endpoint(base_url="http://h/v1\nx"), "control characters"),
     Case(

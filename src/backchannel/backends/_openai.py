@@ -13,6 +13,7 @@ fields from. Authentication, headers, timeouts and status errors are the SDK's a
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Literal
 
@@ -207,7 +208,7 @@ class OpenAIBackend:
             raise TransientBackendError(
                 f"cannot connect to {self.endpoint}", connection=True
             ) from error
-        except ValueError as error:
+        except json.JSONDecodeError as error:
             # A 200 whose JSON body is cut off or garbled: the server or a proxy failed mid-way.
             raise TransientBackendError(
                 f"{self.endpoint} answered 200 with invalid JSON ({error})"
@@ -245,7 +246,7 @@ class OpenAIBackend:
             raise TransientBackendError(
                 f"cannot connect to {self.endpoint}", connection=True
             ) from error
-        except ValueError:
+        except json.JSONDecodeError:
             return  # an answer that is not JSON still comes from a running server
 
     async def aclose(self) -> None:
