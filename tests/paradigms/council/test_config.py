@@ -182,8 +182,9 @@ def test_bad_settings_exit_2_with_one_error_naming_the_field(tmp_path, setting, 
     result = CliRunner().invoke(app, ["run", str(path), "-o", str(tmp_path / "r"), "--dry-run"])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
-    errors = [line for line in result.output.splitlines() if line.startswith("  settings")]
-    assert len(errors) == 1 and errors[0].strip().startswith(field + ":")
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"invalid experiment file: {field}: " in errors[0]
+    assert errors[0].count("settings.") == 1  # one error, naming the field
     assert message in result.output
 
 
