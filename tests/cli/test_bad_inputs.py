@@ -318,7 +318,11 @@ CASES = [
         "replicates_by.0.when names unknown factors ['x']",
     ),
     Case("levels-collide", run_data(factors={"model": ["sim"], "v": [1, "1"]}), "same name"),
-    Case("agents-factor-0", run_data(factors={"model": ["sim"], "agents": [0]}), "agents must"),
+    Case(
+        "agents-factor-0",
+        run_data(factors={"model": ["sim"], "agents": [0]}),
+        "level 0 is not allowed",
+    ),
     # retry, local -----------------------------------------------------------------------------
     Case("max-wait-neg", run_data(retry={"max_wait_s": -1}), "retry.max_wait_s"),
     Case("max-retries-neg", run_data(retry={"max_retries": -1}), "retry.max_retries"),
@@ -521,7 +525,9 @@ CASES = [
     Case("export-out-under-file", under_a_file("export"), "cannot write the tables"),
     Case("report-out-file", out_is(a_file("r.html"), "report"), "is a file"),
     Case("report-out-under-file", under_a_file("report"), "cannot write the report"),
-    Case("metrics-unknown-judge", on_run("metrics", "--judge", "nobody"), "--judge nobody"),
+    Case(
+        "metrics-unread-option", on_run("metrics", "--judge", "nobody"), "does not read this option"
+    ),
 ]
 
 
