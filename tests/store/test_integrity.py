@@ -97,6 +97,7 @@ def test_read_commands_work_on_a_read_only_file_system(
     write_experiment: WriteExperiment, tmp_path: Path
 ) -> None:
     run = finished_run(write_experiment, tmp_path / "run")
+    experiment = write_experiment(discussion_experiment(), name="other.yaml")
     # A run killed mid-way leaves its write-ahead log: the read-only copy must still be read.
     out = tmp_path / "out"
     out.mkdir()
@@ -109,12 +110,14 @@ def test_read_commands_work_on_a_read_only_file_system(
             f"{BACKCHANNEL} export {run} -o {out}/tables",
             f"{BACKCHANNEL} report {run} -o {out}/report",
             f"{{ {BACKCHANNEL} report {run}; test $? -eq 2; }}",
+            f"{{ {BACKCHANNEL} run {experiment} -o {run}/new; test $? -eq 2; }}",
         ]
     )
     result = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "conversations: 2 done, 0 incomplete, 0 failed" in result.stdout
     assert "cannot write the report into" in result.stderr
+    assert "(Read-only file system); choose a writable place with -o" in result.stderr
     assert "Traceback" not in result.stderr
     assert (out / "report" / "report.html").is_file()
     assert len(RunTables.from_directory(out / "tables").events) > 0
