@@ -295,8 +295,9 @@ async def acheck_reachable(run_plan: Plan) -> None:
     experiment = run_plan.loaded.experiment
     await check(
         run_plan.models,
-        endpoints=[e.to_settings() for e in experiment.endpoints],
-        local=experiment.local.to_settings(),
+        endpoints=experiment.endpoints,
+        local=experiment.local,
+        model_settings=experiment.model_settings(),
     )
 
 

@@ -252,12 +252,13 @@ async def check_reachable(
     *,
     endpoints: Sequence[EndpointSettings] = (),
     local: LocalSettings = LocalSettings(),
+    model_settings: Sequence[ModelSettings] = (),
 ) -> None:
     """One cheap request per OpenAI-compatible endpoint the models use; raises
     BackendUnavailable naming the endpoint and the fix when one cannot serve anything."""
     from backchannel.backends._openai import OpenAIBackend
 
-    specs = resolve_routes(models, endpoints=endpoints, local=local)
+    specs = resolve_routes(models, endpoints=endpoints, local=local, model_settings=model_settings)
     checked: set[tuple[str, ...]] = set()
     for spec in specs.values():
         if spec.key[0] != "openai" or spec.key[:3] in checked:
