@@ -324,7 +324,7 @@ def experiment_client(
         endpoints=experiment.endpoints,
         local=experiment.local,
         cache=cache,
-        retry=experiment.retry.to_policy(),
+        retry=experiment.retry,
         max_in_flight=concurrency,
         max_reasks=experiment.max_reasks,
         model_settings=experiment.model_settings(),

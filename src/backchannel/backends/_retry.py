@@ -13,6 +13,9 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Annotated
+
+from pydantic import ConfigDict, Field
 
 from backchannel.backends._base import Backend
 from backchannel.backends._errors import TransientBackendError
@@ -21,13 +24,25 @@ from backchannel.backends._types import RawCompletion, Request
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How long and how patiently to retry a transient failure."""
+    """How long and how patiently to retry a transient failure (rate limits, server errors,
+    timeouts, dropped connections, unreadable bodies); the experiment file's `retry:` section."""
 
-    max_retries: int | None = None
-    base_delay_s: float = 0.5
-    max_delay_s: float = 30.0
-    max_retry_after_s: float = 300.0
-    max_wait_s: float = 300.0
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    max_retries: Annotated[
+        int | None,
+        Field(ge=0, description="Optional cap on retries per call (null: only max_wait_s bounds)."),
+    ] = None
+    base_delay_s: Annotated[
+        float, Field(ge=0, description="First backoff cap; it doubles with every retry.")
+    ] = 0.5
+    max_delay_s: Annotated[float, Field(ge=0, description="Largest backoff cap.")] = 30.0
+    max_retry_after_s: Annotated[
+        float, Field(ge=0, description="Longest server-requested wait (Retry-After) honoured.")
+    ] = 300.0
+    max_wait_s: Annotated[
+        float, Field(ge=0, description="Longest total time one call spends retrying.")
+    ] = 300.0
 
     def __post_init__(self) -> None:
         values = (self.base_delay_s, self.max_delay_s, self.max_retry_after_s, self.max_wait_s)

@@ -4,13 +4,12 @@ from backchannel.experiment._design import cell_key, cell_settings, expand, expa
 from backchannel.experiment._generation import GenerationConfig, ThinkTagsConfig
 from backchannel.experiment._load import LoadedExperiment, load_experiment, override_models
 from backchannel.experiment._redact import looks_like_key, redact
-from backchannel.experiment._schema import Experiment, RetryConfig
+from backchannel.experiment._schema import Experiment
 
 __all__ = [
     "Experiment",
     "GenerationConfig",
     "LoadedExperiment",
-    "RetryConfig",
     "ThinkTagsConfig",
     "cell_key",
     "cell_settings",

@@ -15,32 +15,6 @@ from backchannel.backends import (
 from backchannel.experiment._generation import GenerationConfig
 
 
-class RetryConfig(BaseModel):
-    """Retries of rate limits, server errors, timeouts and dropped connections."""
-
-    model_config = ConfigDict(extra="forbid")
-    max_wait_s: float = Field(
-        300.0, ge=0, description="Longest total time one call spends retrying before it fails."
-    )
-    max_retries: int | None = Field(
-        None, ge=0, description="Optional cap on retries per call (null: only max_wait_s bounds)."
-    )
-    base_delay_s: float = Field(0.5, ge=0)
-    max_delay_s: float = Field(30.0, ge=0)
-    max_retry_after_s: float = Field(
-        300.0, ge=0, description="Longest server-requested wait (Retry-After) honoured."
-    )
-
-    def to_policy(self) -> RetryPolicy:
-        return RetryPolicy(
-            self.max_retries,
-            self.base_delay_s,
-            self.max_delay_s,
-            self.max_retry_after_s,
-            self.max_wait_s,
-        )
-
-
 def same_level(a: Any, b: Any) -> bool:
     """Levels match when equal and both or neither are booleans (YAML's true is not 1)."""
     return a == b and isinstance(a, bool) == isinstance(b, bool)
@@ -90,7 +64,7 @@ class Experiment(BaseModel):
         "the first rule whose glob matches a model applies.",
     )
     local: LocalSettings = Field(default_factory=LocalSettings)
-    retry: RetryConfig = Field(default_factory=RetryConfig)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
     max_reasks: int = Field(2, ge=0, description="Re-asks after an unreadable constrained answer.")
 
     def model_settings(self) -> list[ModelSettings]:
