@@ -71,8 +71,8 @@ def test_own_messages_render_as_you_and_others_by_name() -> None:
     )
 
 
-def test_audience_message_is_seen_only_by_its_audience_and_speaker() -> None:
-    whisper = Entry(1, 0, "A", "secret", audience=frozenset({"B"}))
+def test_direct_message_is_seen_only_by_its_recipients_and_sender() -> None:
+    whisper = Entry(1, 0, "A", "secret", recipients=frozenset({"B"}))
     transcript = [Entry(0, 0, "Moderator", "Welcome."), whisper, Entry(1, 1, "B", "public")]
     seen = {
         viewer: [e.text for e in visible_entries(transcript, viewer, 1, None)]

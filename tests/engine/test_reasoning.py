@@ -67,12 +67,12 @@ async def test_reasoning_is_stored_and_never_reaches_another_agent(shape: str) -
         alice, bob = (Agent(n, "participant", MODEL, settings=SETTINGS) for n in ("Alice", "Bob"))
         room = ctx.room([alice, bob], opening="Capital of Australia?")
         try:
-            first = await room.speak(alice, "Speak.", round=1, turn=0)
-            second = await room.speak(bob, "Speak.", round=1, turn=1)
-            rating = await room.probe(
-                bob, "Rate, as a whole number.", checkpoint=1, constraint=IntRange(1, 7)
-            )
-            await room.speak(alice, "Speak.", round=2, turn=0)
+            room.next_round()
+            first = await room.speak(alice, "Speak.")
+            second = await room.speak(bob, "Speak.")
+            rating = await room.probe(bob, "Rate, as a whole number.", constraint=IntRange(1, 7))
+            room.next_round()
+            await room.speak(alice, "Speak.")
         finally:
             await ctx.client.aclose()
     # the stored events: the answer as text, the reasoning beside it
@@ -120,8 +120,8 @@ async def test_an_agent_recalls_only_its_own_reasoning_when_allowed(
         bob = Agent("Bob", "p", MODEL, settings=SETTINGS)
         room = ctx.room([alice, bob])
         try:
-            await room.run_round(1, "Speak.")
-            await room.run_round(2, "Speak.")
+            await room.run_round("Speak.")
+            await room.run_round("Speak.")
         finally:
             await ctx.client.aclose()
     alice_later, bob_later = _prompt(server.requests[2]), _prompt(server.requests[3])
@@ -142,9 +142,9 @@ async def test_an_anonymised_view_never_shows_own_reasoning() -> None:
         alice = Agent("Alice", "p", MODEL, settings=SETTINGS)
         room = ctx.room([alice, Agent("Bob", "p", MODEL, settings=SETTINGS)])
         try:
-            await room.run_round(1, "Speak.")
-            await room.probe(alice, "Who was right?", checkpoint=1, self_name="Participant 3")
-            await room.probe(alice, "Your answer?", checkpoint=1)
+            await room.run_round("Speak.")
+            await room.probe(alice, "Who was right?", self_name="Participant 3")
+            await room.probe(alice, "Your answer?")
         finally:
             await ctx.client.aclose()
     anonymised, own = _prompt(server.requests[2]), _prompt(server.requests[3])

@@ -11,7 +11,7 @@ import pytest
 from backchannel.analysis import EVENT_COLUMNS, RunTables
 from backchannel.backends import UsageMeter
 from backchannel.engine import ConversationSpec, Event, Item
-from backchannel.store import RunStore, export_tables
+from backchannel.store import SCHEMA_VERSION, RunStore, export_tables
 
 # The events and usage tables of schema version 1, as stores were written before reasoning.
 VERSION_1 = """
@@ -53,9 +53,20 @@ def _spec(name: str) -> ConversationSpec:
 
 
 def _thinking_event() -> Event:
-    event = Event(0, "message", "turn", 1, 0, "A", "participant", "public", text="Canberra")
-    event.reasoning, event.reasoning_tokens, event.completion_tokens = "It is Canberra.", 4, 5
-    return event
+    return Event(
+        0,
+        "message",
+        "turn",
+        1,
+        0,
+        "A",
+        "participant",
+        "public",
+        text="Canberra",
+        completion_tokens=5,
+        reasoning="It is Canberra.",
+        reasoning_tokens=4,
+    )
 
 
 def _truncated_usage() -> UsageMeter:
@@ -73,7 +84,7 @@ def test_a_version_1_store_is_migrated_and_keeps_its_events(tmp_path: Path) -> N
     old.executescript(VERSION_1)
     old.close()
     store = RunStore(run)
-    assert store._db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     store.commit_conversation(_spec("new"), 1, [_thinking_event()], _truncated_usage(), {})
     events = store.tables().events
     assert list(events.columns) == EVENT_COLUMNS

@@ -31,11 +31,9 @@ def event(seq: int, channel: str = "public") -> Event:
 def test_a_conversation_is_stored_whole_or_not_at_all(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run", create=True)
     store.commit_conversation(spec("one"), 0, [event(0), event(1)], UsageMeter(), {})
-    # The second event breaks the channel CHECK: the whole conversation must roll back.
-    with pytest.raises(Exception, match="CHECK"):
-        store.commit_conversation(
-            spec("two"), 1, [event(0), event(1, channel="side")], UsageMeter(), {}
-        )
+    # The second event repeats the first's seq: the whole conversation must roll back.
+    with pytest.raises(Exception, match="UNIQUE"):
+        store.commit_conversation(spec("two"), 1, [event(0), event(0)], UsageMeter(), {})
     assert store.counts() == {"done": 1, "incomplete": 0, "failed": 0, "events": 2}
     assert store.finished_ids() == {"all/one/0"}
     store.close()

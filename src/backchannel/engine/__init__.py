@@ -8,15 +8,18 @@ from backchannel.engine._conversation import (
     Label,
     Postprocess,
 )
-from backchannel.engine._events import Event, EventLog
+from backchannel.engine._events import CHANNELS, RECIPIENTS, Channel, Event, EventLog
 from backchannel.engine._memory import Entry, render_view, visible_entries
 from backchannel.engine._order import OrderPolicy, speaking_order
 from backchannel.engine._room import PROBE_SETTINGS, Room, Shown
 from backchannel.engine._scheduler import ConversationOutcome, run_conversation, schedule
 
 __all__ = [
+    "CHANNELS",
     "PROBE_SETTINGS",
+    "RECIPIENTS",
     "Agent",
+    "Channel",
     "ConversationContext",
     "ConversationOutcome",
     "ConversationSpec",

@@ -24,8 +24,9 @@ from backchannel.backends import (
 from backchannel.engine._events import Channel, Event, EventLog
 from backchannel.seeding import derive_seed
 
-Postprocess = Callable[[Event], None]
-"""Reshapes a freshly filled event (its value, meta) before it is stored or enters a room."""
+Postprocess = Callable[[Event], Event]
+"""Returns a reshaped copy of a freshly filled event (its text, value, meta; e.g. with
+`dataclasses.replace`) before it is stored or enters a room."""
 
 if TYPE_CHECKING:
     from backchannel.engine._agent import Agent
@@ -189,7 +190,6 @@ class ConversationContext(Generic[S]):
         agent: str,
         role: str,
         channel: Channel = "private",
-        turn: int | None = None,
         settings: GenerationSettings | None = None,
         constraint: OutputConstraint | None = None,
         critical: bool = False,
@@ -197,9 +197,9 @@ class ConversationContext(Generic[S]):
         postprocess: Postprocess | None = None,
         seed: int | None = None,
     ) -> Event:
-        """One independent call (no room), stored as an event of the given kind.
+        """One independent call (no room, so no turn), stored as an event of the given kind.
 
-        `postprocess(event)` may reshape the parsed value or meta before the event is stored;
+        `postprocess(event)` returns the event reshaped (value, meta) before it is stored;
         `seed` replaces the per-call seed and drops the replicate from the cache key, for calls
         shared by many conversations (a run-level seed: asked once, then answered from the cache).
         """
@@ -209,7 +209,7 @@ class ConversationContext(Generic[S]):
             kind=kind,
             name=name,
             round=round,
-            turn=turn,
+            turn=None,
             agent=agent,
             role=role,
             channel=channel,
@@ -221,17 +221,19 @@ class ConversationContext(Generic[S]):
         if seed is not None:
             # A call shared by many conversations: same seed, and no replicate in its cache key.
             request = replace(request, seed=seed, replicate=0)
-        self.finish(event, await self.generate(request), postprocess)
-        return event
+        return self.finish(event, await self.generate(request), postprocess)
 
     def finish(
         self, event: Event, completion: Completion, postprocess: Postprocess | None = None
-    ) -> None:
-        """Fill a reserved event with its answer, let `postprocess` reshape it, mark it done."""
-        event.fill(completion)
+    ) -> Event:
+        """Fill a reserved event with its answer, let `postprocess` reshape it, store it.
+
+        Returns the stored event: the reserved one is never changed in place.
+        """
+        filled = event.fill(completion)
         if postprocess is not None:
-            postprocess(event)
-        self.log.complete(event)
+            filled = postprocess(filled)
+        return self.log.complete(filled)
 
     def record(
         self,
@@ -244,7 +246,6 @@ class ConversationContext(Generic[S]):
         channel: Channel,
         value: Any = None,
         text: str = "",
-        turn: int | None = None,
         meta: dict[str, Any] | None = None,
     ) -> Event:
         """Store an event that no model produced (a computed value, a scripted message)."""
@@ -252,15 +253,13 @@ class ConversationContext(Generic[S]):
             kind=kind,
             name=name,
             round=round,
-            turn=turn,
+            turn=None,
             agent=agent,
             role=role,
             channel=channel,
             meta=meta,
         )
-        event.text, event.value = text, value
-        self.log.complete(event)
-        return event
+        return self.log.complete(replace(event, text=text, value=value))
 
     def label(
         self,

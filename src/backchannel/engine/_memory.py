@@ -1,9 +1,9 @@
 """The transcript of a room and each agent's view of it.
 
 An agent sees the last H rounds (the current round's earlier turns included), its own messages as
-"You:" and others by name, and only messages whose audience includes it. Private probe answers
-never enter the transcript, so no view can contain them; nor does anyone's reasoning, except an
-agent's own when it is allowed to recall it.
+"You:" and others by name: every public message, and a direct message only when it sent it or is
+one of its recipients. Private probe answers never enter the transcript, so no view can contain
+them; nor does anyone's reasoning, except an agent's own when it is allowed to recall it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ MODERATOR = "Moderator"
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One public message: round 0 is the opening; `audience` None means everyone.
+    """One message of the room: round 0 is the opening; `recipients` None means public.
 
     `reasoning` is what the speaker thought before it: only the speaker may ever see it.
     """
@@ -25,11 +25,11 @@ class Entry:
     turn: int
     speaker: str
     text: str
-    audience: frozenset[str] | None = None
+    recipients: frozenset[str] | None = None
     reasoning: str = ""
 
     def visible_to(self, name: str) -> bool:
-        return self.audience is None or name == self.speaker or name in self.audience
+        return self.recipients is None or name == self.speaker or name in self.recipients
 
 
 def visible_entries(

@@ -1,14 +1,16 @@
 """The room: agents, rounds, speaking order, memory window, visibility and private probes.
 
 The engine owns this bookkeeping; a paradigm only says what is asked in a turn and at a checkpoint.
-Prompts put stable parts first (system, persona, preamble) and the changing history after, which
-suits the prefix caches of llama.cpp, vLLM and SGLang servers.
+The room numbers rounds and turns itself, so no two events can claim the same turn. Prompts put
+stable parts first (system, persona, preamble) and the changing history after, which suits the
+prefix caches of llama.cpp, vLLM and SGLang servers.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import (
@@ -19,7 +21,7 @@ from backchannel.backends import (
 )
 from backchannel.engine._agent import Agent
 from backchannel.engine._conversation import Postprocess
-from backchannel.engine._events import Event
+from backchannel.engine._events import RECIPIENTS, Event
 from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
 from backchannel.engine._order import OrderPolicy, speaking_order
 
@@ -33,7 +35,12 @@ Shown = Callable[[Event], str]
 
 
 class Room:
-    """A group of agents talking in rounds; see `ConversationContext.room`."""
+    """A group of agents talking in rounds; see `ConversationContext.room`.
+
+    Round 0 is the opening round (the moderator's opening, if any, is its turn 0); `run_round`
+    and `next_round` begin rounds 1, 2, ...; `speak` is the next turn of the round in progress;
+    a probe's checkpoint is the round in progress (asked after round r: checkpoint r).
+    """
 
     def __init__(
         self,
@@ -55,20 +62,33 @@ class Room:
         self.memory_rounds = memory_rounds
         self.order_policy: OrderPolicy = order
         self.preamble = preamble
-        self.transcript: list[Entry] = []
-        self.current_round = 0
+        self._transcript: list[Entry] = []
+        self._round = 0
+        self._turns = 0  # turns taken so far in the round in progress
         if opening is not None:
-            self.transcript.append(Entry(0, 0, MODERATOR, opening))
-            context.record(
+            turn = self._next_turn()
+            self._transcript.append(Entry(0, turn, MODERATOR, opening))
+            log = context.log
+            event = log.reserve(
                 kind="message",
                 name="opening",
                 round=0,
-                turn=0,
+                turn=turn,
                 agent="moderator",
                 role="moderator",
                 channel="public",
-                text=opening,
             )
+            log.complete(replace(event, text=opening))
+
+    @property
+    def round(self) -> int:
+        """The round in progress: 0 (the opening round) until the first `run_round`."""
+        return self._round
+
+    @property
+    def transcript(self) -> tuple[Entry, ...]:
+        """Every message that entered the room so far (public and direct), in order."""
+        return tuple(self._transcript)
 
     def agent(self, name: str) -> Agent:
         for agent in self.agents:
@@ -81,6 +101,12 @@ class Room:
             self.agents, round_number, self.order_policy, self.context.experiment_seed
         )
 
+    def next_round(self) -> int:
+        """Begin the next round (for paradigms that call `speak` themselves); its number."""
+        self._round += 1
+        self._turns = 0
+        return self._round
+
     def view(
         self,
         viewer: str,
@@ -89,12 +115,12 @@ class Room:
         full_history: bool = False,
         completed_rounds: int | None = None,
     ) -> str:
-        """What `viewer` remembers once `completed_rounds` are over (default: the latest round
-        spoken in), as text."""
+        """What `viewer` remembers once `completed_rounds` are over (default: the round in
+        progress), as text."""
         entries = visible_entries(
-            self.transcript,
+            self._transcript,
             viewer,
-            self.current_round if completed_rounds is None else completed_rounds,
+            self._round if completed_rounds is None else completed_rounds,
             None if full_history else self.memory_rounds,
         )
         # Under another name (an anonymised re-ask) the reasoning would tell which were its own.
@@ -122,7 +148,7 @@ class Room:
         """System and persona, then the preamble, the agent's memory view and the instruction.
 
         `completed_rounds` sets the memory window (see `visible_entries`): a turn of round r
-        uses r - 1, a probe at checkpoint c uses c; the default is the latest round spoken in.
+        uses r - 1, a probe at checkpoint c uses c; the default is the round in progress.
         """
         messages = []
         system = "\n\n".join(part for part in (agent.system, agent.persona) if part)
@@ -146,101 +172,49 @@ class Room:
         agent: Agent,
         instruction: str,
         *,
-        round: int,
-        turn: int,
-        audience: Iterable[str] | None = None,
+        to: Iterable[str] | None = None,
         constraint: OutputConstraint | None = None,
         name: str = "turn",
         meta: dict[str, Any] | None = None,
         postprocess: Postprocess | None = None,
         shown: Shown | None = None,
     ) -> Event:
-        """One turn: the agent answers from its view; the answer enters the transcript.
+        """The next turn of the round in progress: the agent answers from its view.
 
-        `postprocess(event)` may reshape the parsed value or meta before anything else sees the
-        event; `shown(event)` is the text that enters the room (default: the raw text).
+        The answer enters the room: public, or with `to=[names]` a direct message that only
+        those agents (and the speaker) see, stored on channel `direct` with
+        `meta["recipients"]`. `postprocess(event)` returns the event reshaped (value, meta)
+        before anything else sees it; `shown(event)` is the text that enters the room (default:
+        the raw text). Returns the stored event.
         """
-        self.current_round = max(self.current_round, round)
+        self._member(agent)
+        recipients = self._recipients(agent, to)
         event, request = self._turn_request(
-            agent,
-            instruction,
-            round=round,
-            turn=turn,
-            audience=audience,
-            constraint=constraint,
-            name=name,
-            meta=meta,
+            agent, instruction, recipients, constraint=constraint, name=name, meta=meta
         )
-        self.context.finish(event, await self.context.generate(request), postprocess)
-        self._append(event, audience, shown)
+        event = self.context.finish(event, await self.context.generate(request), postprocess)
+        self._append(event, recipients, shown)
         return event
-
-    def _turn_request(
-        self,
-        agent: Agent,
-        instruction: str,
-        *,
-        round: int,
-        turn: int,
-        audience: Iterable[str] | None,
-        constraint: OutputConstraint | None,
-        name: str,
-        meta: dict[str, Any] | None,
-    ) -> tuple[Event, Request]:
-        messages = self.prompt(agent, instruction, completed_rounds=round - 1)
-        extra = dict(meta or {})
-        if audience is not None:
-            extra["audience"] = sorted(audience)
-        return self.context.prepare(
-            agent.model,
-            messages,
-            kind="message",
-            name=name,
-            round=round,
-            turn=turn,
-            agent=agent.name,
-            role=agent.role,
-            channel="public",
-            settings=agent.settings,
-            constraint=constraint,
-            critical=True,
-            meta=extra,
-        )
-
-    def _append(
-        self, event: Event, audience: Iterable[str] | None, shown: Shown | None = None
-    ) -> None:
-        text = shown(event) if shown is not None else event.text
-        if event.status == "ok" or text:
-            self.transcript.append(
-                Entry(
-                    event.round,
-                    event.turn or 0,
-                    event.agent,
-                    text,
-                    None if audience is None else frozenset(audience),
-                    event.reasoning,
-                )
-            )
 
     async def run_round(
         self,
-        round_number: int,
         instruction_for: InstructionFor,
         *,
+        agents: Iterable[Agent] | None = None,
         simultaneous: bool = False,
         constraint: OutputConstraint | None = None,
         name: str = "turn",
         postprocess: Postprocess | None = None,
         shown: Shown | None = None,
     ) -> list[Event]:
-        """Every agent speaks once, in this round's order (`postprocess`, `shown`: see `speak`).
+        """Begin the next round: every agent (or those of `agents`) speaks once, publicly, in
+        this round's order (`postprocess`, `shown`: see `speak`). Returns the turns' events.
 
-        With `simultaneous`, all agents answer from the view before the round, concurrently, and
+        With `simultaneous`, they all answer from the view before the round, concurrently, and
         nobody sees another's message of the same round.
         """
-        self.current_round = round_number
-        agents = self.order(round_number)
+        number = self.next_round()
+        speakers = self._speakers(number, agents)
 
         def instruction(agent: Agent) -> str:
             return instruction_for if isinstance(instruction_for, str) else instruction_for(agent)
@@ -250,27 +224,16 @@ class Room:
                 await self.speak(
                     agent,
                     instruction(agent),
-                    round=round_number,
-                    turn=turn,
                     constraint=constraint,
                     name=name,
                     postprocess=postprocess,
                     shown=shown,
                 )
-                for turn, agent in enumerate(agents)
+                for agent in speakers
             ]
         prepared = [
-            self._turn_request(
-                agent,
-                instruction(agent),
-                round=round_number,
-                turn=turn,
-                audience=None,
-                constraint=constraint,
-                name=name,
-                meta=None,
-            )
-            for turn, agent in enumerate(agents)
+            self._turn_request(agent, instruction(agent), None, constraint=constraint, name=name)
+            for agent in speakers
         ]
         # A task group cancels the other answers of the round if one call fails; the first
         # failure is re-raised as itself (e.g. BackendUnavailable), not as a group.
@@ -279,10 +242,9 @@ class Room:
                 calls = [group.create_task(self.context.generate(r)) for _, r in prepared]
         except BaseExceptionGroup as failures:
             raise failures.exceptions[0] from None
-        completions = [call.result() for call in calls]
         events = []
-        for (event, _), completion in zip(prepared, completions, strict=True):
-            self.context.finish(event, completion, postprocess)
+        for (reserved, _), call in zip(prepared, calls, strict=True):
+            event = self.context.finish(reserved, call.result(), postprocess)
             self._append(event, None, shown)
             events.append(event)
         return events
@@ -292,21 +254,23 @@ class Room:
         agent: Agent,
         question: str,
         *,
-        checkpoint: int,
         name: str = "answer",
+        kind: str = "probe",
         constraint: OutputConstraint | None = None,
         settings: GenerationSettings = PROBE_SETTINGS,
         self_name: str = "You",
         full_history: bool = False,
-        kind: str = "probe",
         meta: dict[str, Any] | None = None,
         postprocess: Postprocess | None = None,
     ) -> asyncio.Task[Event]:
         """Ask `agent` privately, from its current view; the answer never enters the room.
 
-        The prompt is fixed now; the call runs off the critical path (await the task, or
-        `context.drain()`), so the next turns need not wait for it.
+        Stored on channel `private` with round = the checkpoint (the round in progress). The
+        prompt is fixed now; the call runs off the critical path (await the task for the stored
+        event, or `context.drain()`), so the next turns need not wait for it.
         """
+        self._member(agent)
+        checkpoint = self._round
         messages = self.prompt(
             agent,
             question,
@@ -331,32 +295,113 @@ class Room:
         )
 
         async def call() -> Event:
-            self.context.finish(event, await self.context.generate(request), postprocess)
-            return event
+            return self.context.finish(event, await self.context.generate(request), postprocess)
 
         return self.context.spawn(call())
 
     def checkpoint(
         self,
-        checkpoint: int,
-        agents: Sequence[Agent],
         question_for: InstructionFor,
         *,
+        agents: Iterable[Agent] | None = None,
         name: str = "answer",
+        kind: str = "probe",
         constraint: OutputConstraint | None = None,
         settings: GenerationSettings = PROBE_SETTINGS,
         self_name: str = "You",
+        full_history: bool = False,
+        meta: dict[str, Any] | None = None,
+        postprocess: Postprocess | None = None,
     ) -> list[asyncio.Task[Event]]:
-        """Probe each agent privately at once; the probes of one checkpoint run concurrently."""
+        """Probe every agent (or those of `agents`, in that order) privately at once; the
+        probes of one checkpoint run concurrently. The options are those of `probe`."""
+        chosen = self.agents if agents is None else list(agents)
         return [
             self.probe(
                 agent,
                 question_for if isinstance(question_for, str) else question_for(agent),
-                checkpoint=checkpoint,
                 name=name,
+                kind=kind,
                 constraint=constraint,
                 settings=settings,
                 self_name=self_name,
+                full_history=full_history,
+                meta=meta,
+                postprocess=postprocess,
             )
-            for agent in agents
+            for agent in chosen
         ]
+
+    # bookkeeping ------------------------------------------------------------------------------
+    def _next_turn(self) -> int:
+        turn = self._turns
+        self._turns += 1
+        return turn
+
+    def _member(self, agent: Agent) -> None:
+        if agent not in self.agents:
+            raise ValueError(f"agent {agent.name!r} is not in this room")
+
+    def _speakers(self, number: int, agents: Iterable[Agent] | None) -> list[Agent]:
+        order = self.order(number)
+        if agents is None:
+            return order
+        chosen = list(agents)
+        for agent in chosen:
+            self._member(agent)
+        names = {a.name for a in chosen}
+        if len(names) != len(chosen) or not chosen:
+            raise ValueError("a round's agents must be distinct, and at least one")
+        return [agent for agent in order if agent.name in names]
+
+    def _recipients(self, sender: Agent, to: Iterable[str] | None) -> frozenset[str] | None:
+        if to is None:
+            return None
+        if isinstance(to, str):
+            raise TypeError("`to` takes a list of agent names, not one string")
+        recipients = frozenset(to)
+        unknown = sorted(recipients - {a.name for a in self.agents})
+        if unknown:
+            raise ValueError(f"direct message to {unknown}, who are not in this room")
+        if not recipients or sender.name in recipients:
+            raise ValueError("a direct message needs recipients other than its sender")
+        return recipients
+
+    def _turn_request(
+        self,
+        agent: Agent,
+        instruction: str,
+        recipients: frozenset[str] | None,
+        *,
+        constraint: OutputConstraint | None,
+        name: str,
+        meta: dict[str, Any] | None = None,
+    ) -> tuple[Event, Request]:
+        messages = self.prompt(agent, instruction, completed_rounds=self._round - 1)
+        extra = dict(meta or {})
+        if recipients is not None:
+            extra[RECIPIENTS] = sorted(recipients)
+        return self.context.prepare(
+            agent.model,
+            messages,
+            kind="message",
+            name=name,
+            round=self._round,
+            turn=self._next_turn(),
+            agent=agent.name,
+            role=agent.role,
+            channel="public" if recipients is None else "direct",
+            settings=agent.settings,
+            constraint=constraint,
+            critical=True,
+            meta=extra,
+        )
+
+    def _append(
+        self, event: Event, recipients: frozenset[str] | None, shown: Shown | None = None
+    ) -> None:
+        text = shown(event) if shown is not None else event.text
+        if event.status == "ok" or text:
+            self._transcript.append(
+                Entry(event.round, event.turn or 0, event.agent, text, recipients, event.reasoning)
+            )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS manifest (
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS events (
     turn INTEGER,
     agent TEXT NOT NULL,
     role TEXT NOT NULL,
-    channel TEXT NOT NULL CHECK (channel IN ('public', 'private')),
+    channel TEXT NOT NULL CHECK (channel IN ('public', 'direct', 'private')),
     text TEXT NOT NULL,
     value TEXT,
     status TEXT NOT NULL,
@@ -85,6 +85,44 @@ ALTER TABLE events ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
 ALTER TABLE events ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE usage ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
+""",
+    # 3: the `direct` channel. SQLite cannot change a CHECK constraint in place, so the events
+    # table is rebuilt with the new one and its rows copied over, in one transaction.
+    3: """
+BEGIN;
+CREATE TABLE events_v3 (
+    conversation_id TEXT NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    turn INTEGER,
+    agent TEXT NOT NULL,
+    role TEXT NOT NULL,
+    channel TEXT NOT NULL CHECK (channel IN ('public', 'direct', 'private')),
+    text TEXT NOT NULL,
+    value TEXT,
+    status TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    cached INTEGER NOT NULL,
+    meta TEXT NOT NULL,
+    reasoning TEXT NOT NULL DEFAULT '',
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (conversation_id, seq)
+);
+INSERT INTO events_v3 (
+    conversation_id, seq, kind, name, round, turn, agent, role, channel, text, value, status,
+    model, prompt_tokens, completion_tokens, latency_s, cached, meta, reasoning, reasoning_tokens
+) SELECT
+    conversation_id, seq, kind, name, round, turn, agent, role, channel, text, value, status,
+    model, prompt_tokens, completion_tokens, latency_s, cached, meta, reasoning, reasoning_tokens
+FROM events;
+DROP TABLE events;
+ALTER TABLE events_v3 RENAME TO events;
+COMMIT;
 """,
 }
 

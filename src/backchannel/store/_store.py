@@ -238,7 +238,7 @@ class RunStore:
                         e.completion_tokens,
                         e.latency_s,
                         int(e.cached),
-                        _json(e.meta),
+                        _json(dict(e.meta)),
                         e.reasoning,
                         e.reasoning_tokens,
                     )

@@ -200,14 +200,14 @@ def test_postprocess_and_shown_on_ok_and_unreadable_turns() -> None:
             0, "message", "turn", 1, 0, "Opponent", "opponent", "public", text, value, status
         )
 
-    ok = turn('{"argument": " Look at CO2. ", "category": "REJECT"}', None, "ok")
-    ok.value = {"argument": " Look at CO2. ", "category": "REJECT"}
-    reduce_to_category(ok)
+    answer = {"argument": " Look at CO2. ", "category": "REJECT"}
+    raw = turn('{"argument": " Look at CO2. ", "category": "REJECT"}', answer, "ok")
+    ok = reduce_to_category(raw)
     assert ok.value == "REJECT" and ok.meta == {"argument": " Look at CO2. "}
+    assert raw.value == answer and raw.meta == {}  # a new event; the filled one is unchanged
     assert shown_turn(ok) == "Look at CO2.\n\nCategory: REJECT"
     # an unreadable answer keeps value None and is shown exactly as the model wrote it
-    bad = turn("I think so, MAYBE", None, "parse_failure")
-    reduce_to_category(bad)
+    bad = reduce_to_category(turn("I think so, MAYBE", None, "parse_failure"))
     assert bad.value is None and bad.meta == {}
     assert shown_turn(bad) == "I think so, MAYBE"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, JsonSchema, Message
@@ -206,7 +207,7 @@ class Council(Paradigm[CouncilSettings]):
                     option_name=option.name, others=others, words=settings.advocate_words
                 )
 
-            events = await room.run_round(number, instruction, simultaneous=True, name=name)
+            events = await room.run_round(instruction, simultaneous=True, name=name)
             for event in events:
                 option = by_agent[event.agent]
                 lines.append(f"[Round {number}, {name}, advocate of {option.name}]\n{event.text}")
@@ -386,18 +387,20 @@ class Council(Paradigm[CouncilSettings]):
         build_report(tables, metrics, report)
 
 
-def _score_only(event: Event) -> None:
+def _score_only(event: Event) -> Event:
     """A verification's stored value is the score itself, not the JSON object around it."""
     if event.status == "ok":
-        event.value = float(event.value["score"])
+        return replace(event, value=float(event.value["score"]))
+    return event
 
 
-def _keyword_scorer(keywords: list[str]) -> Callable[[Event], None]:
+def _keyword_scorer(keywords: list[str]) -> Callable[[Event], Event]:
     """Stores a profile answer's keyword score (keyword words per word) as its value."""
 
-    def score(event: Event) -> None:
+    def score(event: Event) -> Event:
         if event.status == "ok":
-            event.value = keyword_score(event.text, keywords)
+            return replace(event, value=keyword_score(event.text, keywords))
+        return event
 
     return score
 

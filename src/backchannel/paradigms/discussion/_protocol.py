@@ -70,10 +70,10 @@ class Discussion(Paradigm[DiscussionSettings]):
         probe = self.template("probe.txt").format(question=question).strip()
         probe_settings = GenerationSettings(temperature=0.0, max_tokens=settings.probe_max_tokens)
         turn = self.template("turn.txt")
-        room.checkpoint(0, agents, probe, settings=probe_settings)
+        room.checkpoint(probe, settings=probe_settings)
         for round_number in range(1, settings.rounds + 1):
-            await room.run_round(round_number, turn.format(round=round_number).strip())
-            room.checkpoint(round_number, agents, probe, settings=probe_settings)
+            await room.run_round(turn.format(round=round_number).strip())
+            room.checkpoint(probe, settings=probe_settings)
         await ctx.drain()
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, IntRange, JsonSchema
@@ -34,7 +35,7 @@ _PROMPT_TOKENS_PER_CALL = 120
 _TOKENS_PER_MESSAGE = 150
 
 
-def reduce_to_category(event: Event) -> None:
+def reduce_to_category(event: Event) -> Event:
     """Keep only the category as a turn's parsed value (the tidy schema's `value`).
 
     The model answers `{"argument", "category"}` under a JSON schema; the raw JSON stays in the
@@ -42,8 +43,9 @@ def reduce_to_category(event: Event) -> None:
     the stored event never holds the whole object.
     """
     if event.status == "ok" and isinstance(event.value, dict):
-        event.meta["argument"] = event.value["argument"]
-        event.value = event.value["category"]
+        meta = {**event.meta, "argument": event.value["argument"]}
+        return replace(event, value=event.value["category"], meta=meta)
+    return event
 
 
 def shown_turn(event: Event) -> str:
@@ -137,37 +139,34 @@ class Dyad(Paradigm[DyadSettings]):
         rating = self.template("rating.txt").format(statement=statement).strip()
         rating_settings = GenerationSettings(temperature=0.0, max_tokens=settings.rating_max_tokens)
 
-        def checkpoint(c: int) -> None:
-            for agent in agents:
-                room.probe(
-                    agent,
-                    rating,
-                    checkpoint=c,
-                    name=RATING_NAME,
-                    kind="rating",
-                    constraint=RATING,
-                    settings=rating_settings,
-                    full_history=True,
-                )
+        def checkpoint() -> None:
+            # Both roles rate the statement privately, from the whole record so far.
+            room.checkpoint(
+                rating,
+                name=RATING_NAME,
+                kind="rating",
+                constraint=RATING,
+                settings=rating_settings,
+                full_history=True,
+            )
 
-        checkpoint(0)
-        await room.speak(
-            discussant, self.template("opening.txt").strip(), round=0, turn=0, name="opening"
-        )
+        checkpoint()
+        # The Discussant's opening is turn 0 of the opening round (round 0).
+        await room.speak(discussant, self.template("opening.txt").strip(), name="opening")
         turn, first_turn = self.template("turn.txt"), self.template("turn_first.txt")
         for r in range(1, settings.rounds + 1):
-            for position, agent in enumerate(agents):
+
+            def instruction(agent: Agent, r: int = r) -> str:
                 template = first_turn if (r == 1 and agent is discussant) else turn
-                await room.speak(
-                    agent,
-                    template.format(round=r).strip(),
-                    round=r,
-                    turn=position,
-                    constraint=TURN_SCHEMA,
-                    postprocess=reduce_to_category,
-                    shown=shown_turn,
-                )
-            checkpoint(r)
+                return template.format(round=r).strip()
+
+            await room.run_round(
+                instruction,
+                constraint=TURN_SCHEMA,
+                postprocess=reduce_to_category,
+                shown=shown_turn,
+            )
+            checkpoint()
         await ctx.drain()
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:

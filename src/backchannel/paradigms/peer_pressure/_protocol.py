@@ -210,16 +210,16 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         probes = _Prober(self, ctx, room, honest, settings, fact, inline)
         turn = self.template("turn.txt")
         reask_at = set(self._reask_checkpoints(ctx.spec.item, settings))
-        probes.ask(0, MAIN_PROBE)
+        probes.ask(MAIN_PROBE)
         for round_number in range(1, settings.rounds + 1):
             before = list(room.transcript)
-            events = await room.run_round(round_number, turn.format(round=round_number).strip())
+            events = await room.run_round(turn.format(round=round_number).strip())
             if inline is not None:
                 inline.public(events, before)
-            probes.ask(round_number, MAIN_PROBE)
+            probes.ask(MAIN_PROBE)
             if round_number in reask_at:
                 for variant in REASK_VARIANTS:
-                    probes.ask(round_number, variant)
+                    probes.ask(variant)
         await ctx.drain()
 
     # analysis -------------------------------------------------------------------------------
@@ -345,16 +345,16 @@ class _Prober:
             "reask_group": group,
         }
 
-    def ask(self, checkpoint: int, name: str) -> None:
+    def ask(self, name: str) -> None:
+        """Probe every honest agent at the room's current checkpoint."""
         self_name = self.anonymous if name == "reask_self_anonymous" else "You"
-        for agent in self.honest:
-            task = self.room.probe(
-                agent,
-                self.questions[name],
-                checkpoint=checkpoint,
-                name=name,
-                settings=self.settings,
-                self_name=self_name,
-            )
-            if self.inline is not None:
+        tasks = self.room.checkpoint(
+            self.questions[name],
+            agents=self.honest,
+            name=name,
+            settings=self.settings,
+            self_name=self_name,
+        )
+        if self.inline is not None:
+            for task in tasks:
                 self.inline.private(task)
