@@ -314,7 +314,8 @@ async def test_the_room_numbers_rounds_and_turns(recorder: Recorder) -> None:
     first = await room.run_round("Speak.")
     assert room.next_round() == 2
     extra = [await room.speak(c, "Speak."), await room.speak(a, "Speak.")]
-    third = await room.run_round("Speak.")
+    third = await room.run_round(lambda agent: f"Speak in round {room.round}.")
+    assert recorder.requests[-1].messages[-1].content.endswith("Speak in round 3.")
     assert (late.round, late.turn) == (0, 1)
     assert [(e.round, e.turn, e.agent) for e in first] == [(1, 0, "A"), (1, 1, "B"), (1, 2, "C")]
     assert [(e.round, e.turn, e.agent) for e in extra] == [(2, 0, "C"), (2, 1, "A")]
