@@ -85,11 +85,11 @@ class Poll(bc.Paradigm[PollSettings]):
             agents, preamble=self.template("preamble.txt").format(statement=statement).strip()
         )
         ballot = self.template("vote.txt").format(statement=statement).strip()
-        room.checkpoint(0, agents, ballot, name="vote", constraint=VOTE)
+        room.checkpoint(ballot, name="vote", constraint=VOTE)  # checkpoint 0
         for round_number in range(1, settings.rounds + 1):
             turn = self.template("turn.txt").format(round=round_number).strip()
-            await room.run_round(round_number, turn)
-            room.checkpoint(round_number, agents, ballot, name="vote", constraint=VOTE)
+            await room.run_round(turn)  # the room numbers the round
+            room.checkpoint(ballot, name="vote", constraint=VOTE)  # checkpoint r
 
     def metrics(self, tables: bc.RunTables, options: bc.AnalysisOptions) -> dict[str, Any]:
         votes = _votes(tables)
