@@ -432,3 +432,20 @@ async def test_a_failing_background_call_leaves_the_others_cancellable(
         await ctx.drain()
     await ctx.cancel_background()
     assert slow_task.cancelled() and finished == []
+
+
+async def test_a_scripted_post_is_a_turn_without_a_model_call(recorder: Recorder) -> None:
+    ctx = context()
+    a, b, c = agents("A", "B", "C")
+    room = ctx.room([a, b, c])
+    room.next_round()
+    note = room.post(a, "stored text", to=["B"], name="testimony", meta={"k": 1}, shown="SEEN")
+    public = room.post(c, "for all")
+    spoken = await room.speak(b, "Speak.")
+    assert len(recorder.requests) == 1  # only the spoken turn called a model
+    assert (note.channel, note.text, note.model, note.status) == ("direct", "stored text", "", "ok")
+    assert dict(note.meta) == {"k": 1, "recipients": ["B"]}
+    assert (public.channel, public.turn, spoken.turn) == ("public", 1, 2)
+    prompt = recorder.prompt_of(0)  # B's turn sees the shown text of A's post, and C's post
+    assert "A: SEEN" in prompt and "stored text" not in prompt and "C: for all" in prompt
+    assert "SEEN" not in room.view("C")

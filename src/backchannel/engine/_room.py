@@ -38,8 +38,9 @@ class Room:
     """A group of agents talking in rounds; see `ConversationContext.room`.
 
     Round 0 is the opening round (the moderator's opening, if any, is its turn 0); `run_round`
-    and `next_round` begin rounds 1, 2, ...; `speak` is the next turn of the round in progress;
-    a probe's checkpoint is the round in progress (asked after round r: checkpoint r).
+    and `next_round` begin rounds 1, 2, ...; `speak` (or `post`, for a scripted message) is the
+    next turn of the round in progress; a probe's checkpoint is the round in progress (asked
+    after round r: checkpoint r).
     """
 
     def __init__(
@@ -194,6 +195,49 @@ class Room:
         )
         event = self.context.finish(event, await self.context.generate(request), postprocess)
         self._append(event, recipients, shown)
+        return event
+
+    def post(
+        self,
+        agent: Agent,
+        text: str,
+        *,
+        to: Iterable[str] | None = None,
+        name: str = "turn",
+        meta: dict[str, Any] | None = None,
+        shown: str | None = None,
+    ) -> Event:
+        """A scripted turn (no model call): the next turn of the round in progress.
+
+        Stored with `text`; `shown` (default: the text) enters the room, publicly or, with
+        `to=[names]`, as a direct message (see `speak`). Returns the stored event.
+        """
+        self._member(agent)
+        recipients = self._recipients(agent, to)
+        extra = dict(meta or {})
+        if recipients is not None:
+            extra[RECIPIENTS] = sorted(recipients)
+        log = self.context.log
+        reserved = log.reserve(
+            kind="message",
+            name=name,
+            round=self._round,
+            turn=self._next_turn(),
+            agent=agent.name,
+            role=agent.role,
+            channel="public" if recipients is None else "direct",
+            meta=extra,
+        )
+        event = log.complete(replace(reserved, text=text))
+        self._transcript.append(
+            Entry(
+                event.round,
+                event.turn or 0,
+                event.agent,
+                text if shown is None else shown,
+                recipients,
+            )
+        )
         return event
 
     async def run_round(

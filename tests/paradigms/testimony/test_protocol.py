@@ -171,12 +171,14 @@ def test_direct_messages_reach_only_sender_and_recipient(tmp_path: Path) -> None
     testimony = events[events["name"] == "testimony"]
     direct = testimony[testimony["meta"].map(lambda m: json.loads(m)["kind"] == "direct")]
     assert len(direct) == 2 * 2 * 2  # two per conversation
+    assert set(direct["channel"]) == {"direct"}
     for row in direct.to_dict(orient="records"):
-        (recipient,) = json.loads(row["meta"])["audience"]
+        (recipient,) = json.loads(row["meta"])["recipients"]
         shown = f"(private message to {recipient}) {row['text']}"
         viewers = {agent_of(r) for r in captured if shown in r.messages[-1].content}
         assert viewers == {row["agent"], recipient}
     broadcasts = testimony[testimony["meta"].map(lambda m: json.loads(m)["kind"] == "broadcast")]
+    assert set(broadcasts["channel"]) == {"public"}
     for row in broadcasts.to_dict(orient="records"):
         viewers = {agent_of(r) for r in captured if row["text"] in r.messages[-1].content}
         assert len(viewers) == 5 + 3  # every story role and the passive observers

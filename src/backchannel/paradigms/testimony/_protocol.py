@@ -234,7 +234,7 @@ class Testimony(Paradigm[TestimonySettings]):
         preamble = self.template("preamble.txt").format(
             count=len(env.roles), object=env.chain.target, containers=", ".join(env.containers)
         )
-        stage = Stage(ctx, speakers, preamble.strip())
+        stage = Stage(ctx, agents + observers, preamble.strip())
         vote = LabelSet((*env.containers, UNKNOWN))
         question = self.template("vote.txt").format(object=env.chain.target).strip()
         vote_settings = GenerationSettings(temperature=s.temperature, max_tokens=s.vote_max_tokens)
