@@ -1,25 +1,78 @@
-"""Tidy tables and shared statistics: everything after the run store, pure and recomputable."""
+"""Tidy tables and every statistic the paradigms report: pure functions, recomputable.
 
-from backchannel.analysis._stats import (
-    Interval,
+Each statistic returns a small frozen result carrying its n and, when it cannot be computed, a
+`skipped` reason; docs/statistics.md lists them with their definitions and references.
+"""
+
+from backchannel.analysis._agreement_stats import Kappa, cohens_kappa
+from backchannel.analysis._effects import (
+    rank_biserial_independent,
+    rank_biserial_independent_ci,
+    rank_biserial_paired,
+    rank_biserial_paired_ci,
+)
+from backchannel.analysis._intervals import (
+    bca_mean_ci,
     bootstrap_mean_ci,
     paired_bootstrap_diff_ci,
     t_mean_ci,
+    wilson_interval,
 )
+from backchannel.analysis._multiple import bonferroni, holm
+from backchannel.analysis._regression import (
+    Coefficient,
+    OlsFit,
+    WaldResult,
+    ols_hc3,
+    wald_test,
+)
+from backchannel.analysis._results import Interval, TestResult
 from backchannel.analysis._tables import (
     CONVERSATION_BASE_COLUMNS,
     EVENT_COLUMNS,
     LABEL_COLUMNS,
     RunTables,
 )
+from backchannel.analysis._tests import (
+    ZERO_TOLERANCE,
+    mann_whitney_u,
+    mcnemar_test,
+    paired_differences,
+    sign_test,
+    welch_t_test,
+    wilcoxon_signed_rank,
+)
 
 __all__ = [
     "CONVERSATION_BASE_COLUMNS",
     "EVENT_COLUMNS",
     "LABEL_COLUMNS",
+    "ZERO_TOLERANCE",
+    "Coefficient",
     "Interval",
+    "Kappa",
+    "OlsFit",
     "RunTables",
+    "TestResult",
+    "WaldResult",
+    "bca_mean_ci",
+    "bonferroni",
     "bootstrap_mean_ci",
+    "cohens_kappa",
+    "holm",
+    "mann_whitney_u",
+    "mcnemar_test",
+    "ols_hc3",
     "paired_bootstrap_diff_ci",
+    "paired_differences",
+    "rank_biserial_independent",
+    "rank_biserial_independent_ci",
+    "rank_biserial_paired",
+    "rank_biserial_paired_ci",
+    "sign_test",
     "t_mean_ci",
+    "wald_test",
+    "welch_t_test",
+    "wilcoxon_signed_rank",
+    "wilson_interval",
 ]
