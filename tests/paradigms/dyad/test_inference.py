@@ -166,7 +166,14 @@ def test_models_leave_out_constant_factors() -> None:
     data = design(pairings=("a vs a",))
     result = ols_models(data, "gap_change")
     assert "pairing" not in result["main"]["formula"]
-    assert result["main"]["pairing_wald"] == {"terms": [], "statistic": None, "df": 0, "p": None}
+    assert result["main"]["pairing_wald"] == {
+        "terms": [],
+        "statistic": None,
+        "df": 0,
+        "p": None,
+        "n": len(data),
+        "skipped": "only one pairing in the run",
+    }
 
 
 def test_saturated_design_is_skipped_with_a_reason() -> None:
@@ -193,3 +200,30 @@ def test_pairing_comparisons_holm_matches_statsmodels() -> None:
         running = max(running, min(1.0, raw[i] * (3 - rank)))
         adjusted[i] = running
     assert [r["p_holm"] for r in rows] == pytest.approx(adjusted)
+
+
+# Model names as Ollama, OpenAI-compatible servers and local files spell them: a colon, a
+# slash, a space and a quote inside the pairing's level names.
+AWKWARD_PAIRINGS = (
+    "openai/llama3.1:8b vs openai/llama3.1:8b",
+    "openai/llama3.1:8b vs local/my model's.gguf",
+    'local/my model\'s.gguf vs openai/"qwen2.5":7b',
+)
+
+
+@pytest.mark.parametrize("model", ["main", "interaction"])
+def test_wald_tests_survive_any_character_in_model_names(model: str) -> None:
+    # The same data with safe level names gives the reference; renaming levels in the same
+    # order must not change a single number of either joint test.
+    safe = design()
+    awkward = safe.assign(
+        pairing=safe["pairing"].map(dict(zip(PAIRINGS, AWKWARD_PAIRINGS, strict=True)))
+    )
+    key = "pairing_wald" if model == "main" else "pairing_x_style_wald"
+    reference = ols_models(safe, "shift_opponent")[model][key]
+    result = ols_models(awkward, "shift_opponent")[model][key]
+    assert result.get("skipped") is None
+    assert result["df"] == reference["df"] == 2
+    assert len(result["terms"]) == 2
+    assert result["statistic"] == pytest.approx(reference["statistic"], rel=1e-9)
+    assert result["p"] == pytest.approx(reference["p"], rel=1e-9)

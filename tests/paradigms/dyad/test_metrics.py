@@ -161,7 +161,13 @@ def test_shift_means_use_t_intervals(result: dict) -> None:
     same = result["shifts"]["by_pairing"]["m1 vs m1"]
     assert same["gap_change"]["estimate"] == pytest.approx(-0.5)  # (-2 + 1) / 2
     single = result["shifts"]["by_pairing"]["m1 vs m2"]["gap_change"]
-    assert single == {"estimate": 1.0, "low": None, "high": None, "n": 1}  # n=1: no interval
+    assert single == {
+        "estimate": 1.0,
+        "low": None,
+        "high": None,
+        "n": 1,
+        "skipped": "one value: no spread to build an interval from",
+    }
 
 
 def test_convergence(result: dict) -> None:

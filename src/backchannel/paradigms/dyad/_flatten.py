@@ -18,14 +18,15 @@ def _scopes(block: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def interval_table(block: dict[str, Any], prefix: dict[str, str] | None = None) -> pd.DataFrame:
-    """Rows of (pairing, quantity, estimate, low, high, n) from a block of intervals."""
+    """Rows of (pairing, quantity, estimate, low, high, n, skipped) from a block of intervals."""
     rows = []
     for pairing, summary in _scopes(block):
         for quantity, value in summary.items():
             if isinstance(value, dict) and "estimate" in value:
                 rows.append({**(prefix or {}), "pairing": pairing, "quantity": quantity, **value})
     return pd.DataFrame(
-        rows, columns=[*(prefix or {}), "pairing", "quantity", "estimate", "low", "high", "n"]
+        rows,
+        columns=[*(prefix or {}), "pairing", "quantity", "estimate", "low", "high", "n", "skipped"],
     )
 
 
@@ -88,7 +89,7 @@ def wald_table(metrics: dict[str, Any]) -> pd.DataFrame:
                     "chi2": wald.get("statistic"),
                     "df": wald.get("df"),
                     "p": wald.get("p"),
-                    "skipped": fit.get("skipped"),
+                    "skipped": fit.get("skipped") or wald.get("skipped"),
                 }
             )
     return pd.DataFrame(rows)

@@ -12,10 +12,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.formula.api as smf
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
+from backchannel.analysis import OlsFit, holm, ols_hc3, wald_test, welch_t_test
 from backchannel.paradigms.dyad._summary import finite_or_none
 
 TEST_OUTCOMES = ("shift_discussant", "shift_opponent", "gap_change")
@@ -36,28 +34,22 @@ REFERENCE_ORDER = {
 
 
 def welch(first: pd.Series | np.ndarray, second: pd.Series | np.ndarray) -> dict[str, Any]:
-    """Two-sided Welch t test of mean(first) - mean(second); None where undefined."""
+    """Two-sided Welch t test of mean(first) - mean(second); `skipped` says why not run."""
     a = np.asarray(first, dtype=float)
     b = np.asarray(second, dtype=float)
-    result: dict[str, Any] = {
+    test = welch_t_test(a, b)
+    return {
         "n_first": len(a),
         "n_second": len(b),
         "mean_first": finite_or_none(float(a.mean())) if len(a) else None,
         "mean_second": finite_or_none(float(b.mean())) if len(b) else None,
-        "difference": None,
-        "t": None,
-        "df": None,
-        "p": None,
+        "difference": finite_or_none(test.estimate),
+        "t": finite_or_none(test.statistic),
+        "df": finite_or_none(test.df) if test.df is not None else None,
+        "p": finite_or_none(test.p_value),
+        "n": test.n,
+        "skipped": test.skipped,
     }
-    if len(a) and len(b):
-        result["difference"] = finite_or_none(float(a.mean() - b.mean()))
-    if len(a) < 2 or len(b) < 2:
-        return result
-    test = stats.ttest_ind(a, b, equal_var=False)
-    result["t"] = finite_or_none(float(test.statistic))
-    result["df"] = finite_or_none(float(test.df))
-    result["p"] = finite_or_none(float(test.pvalue))
-    return result
 
 
 def manipulation_contrasts(
@@ -93,33 +85,16 @@ def _varying(data: pd.DataFrame, factors: list[str]) -> list[str]:
     return [f for f in factors if data[f].astype(str).nunique() > 1]
 
 
-def _joint_wald(result: Any, terms: list[str]) -> dict[str, Any]:
-    """Chi-square Wald test that all `terms` are zero, with the fit's (HC3) covariance."""
-    if not terms:
-        return {"terms": [], "statistic": None, "df": 0, "p": None}
-    names = list(result.params.index)
-    restriction = np.zeros((len(terms), len(names)))
-    for row, term in enumerate(terms):
-        restriction[row, names.index(term)] = 1.0
-    test = result.wald_test(restriction, scalar=True, use_f=False)
-    return {
-        "terms": terms,
-        "statistic": finite_or_none(float(test.statistic)),
-        "df": len(terms),
-        "p": finite_or_none(float(test.pvalue)),
-    }
-
-
-def _coefficients(result: Any) -> list[dict[str, Any]]:
+def _coefficients(fit: OlsFit) -> list[dict[str, Any]]:
     return [
         {
-            "term": str(term),
-            "estimate": finite_or_none(float(result.params[term])),
-            "se": finite_or_none(float(result.bse[term])),
-            "z": finite_or_none(float(result.tvalues[term])),
-            "p": finite_or_none(float(result.pvalues[term])),
+            "term": c.term,
+            "estimate": finite_or_none(c.estimate),
+            "se": finite_or_none(c.se),
+            "z": finite_or_none(c.z),
+            "p": finite_or_none(c.p),
         }
-        for term in result.params.index
+        for c in fit.coefficients
     ]
 
 
@@ -149,24 +124,26 @@ def formulas(data: pd.DataFrame, outcome: str) -> dict[str, str]:
     }
 
 
-def _unfit_reason(exog: np.ndarray) -> str | None:
-    """Why HC3 OLS cannot be fitted on this design matrix, or None if it can."""
-    n, k = exog.shape
-    if n <= k:
-        return f"{n} conversations for {k} parameters"
-    if np.linalg.matrix_rank(exog) < k:
-        return "rank-deficient design (a factor combination has no conversations)"
-    leverage = np.einsum("ij,ji->i", exog, np.linalg.pinv(exog))
-    if np.any(leverage > 1 - 1e-9):
-        return "a conversation has leverage 1, so HC3 errors are undefined"
-    return None
+PAIRING_TERM = "C(pairing)"
+INTERACTION_TERM = "C(pairing):C(style)"
+
+
+def _wald(fit: OlsFit, term: str, data: pd.DataFrame, needs: list[str]) -> dict[str, Any]:
+    """The joint Wald test of one term, or why the design has no such term to test."""
+    constant = [f for f in needs if f not in _varying(data, needs)]
+    if fit.skipped is None and constant:
+        reasons = {"pairing": "only one pairing in the run", "style": "only one style in the run"}
+        reason = "; ".join(reasons.get(f, f"only one {f} in the run") for f in constant)
+        return {"terms": [], "statistic": None, "df": 0, "p": None, "n": fit.n, "skipped": reason}
+    return wald_test(fit, [term]).as_dict()
 
 
 def ols_models(data: pd.DataFrame, outcome: str) -> dict[str, Any]:
     """Both HC3 OLS models of one outcome with their joint Wald tests.
 
     A model that cannot be estimated (too few conversations, an empty cell, leverage 1) is
-    reported with `skipped` and its reason instead of numbers.
+    reported with `skipped` and its reason instead of numbers. The Wald tests select the
+    pairing terms by the formula's term metadata, so any character in a model name is safe.
     """
     frame = _design_frame(data, ["pairing", "stance", "style", "wording"])
     out: dict[str, Any] = {}
@@ -174,25 +151,22 @@ def ols_models(data: pd.DataFrame, outcome: str) -> dict[str, Any]:
         if len(frame) < 2:
             out[name] = {"formula": formula, "n": len(frame), "skipped": "too few conversations"}
             continue
-        spec = smf.ols(formula, data=frame)
-        reason = _unfit_reason(np.asarray(spec.exog, dtype=float))
-        if reason is not None:
-            out[name] = {"formula": formula, "n": len(frame), "skipped": reason}
+        fit = ols_hc3(frame, formula)
+        if fit.skipped is not None:
+            out[name] = {"formula": formula, "n": fit.n, "skipped": fit.skipped}
             continue
-        result = spec.fit(cov_type="HC3")
-        params = [str(t) for t in result.params.index]
-        pairing_terms = [t for t in params if t.startswith("C(pairing)") and ":" not in t]
-        interaction_terms = [t for t in params if t.startswith("C(pairing)") and ":C(style)" in t]
         model: dict[str, Any] = {
             "formula": formula,
-            "n": int(result.nobs),
-            "r_squared": finite_or_none(float(result.rsquared)),
-            "coefficients": _coefficients(result),
+            "n": fit.n,
+            "r_squared": finite_or_none(fit.r_squared),
+            "coefficients": _coefficients(fit),
         }
         if name == "main":
-            model["pairing_wald"] = _joint_wald(result, pairing_terms)
+            model["pairing_wald"] = _wald(fit, PAIRING_TERM, frame, ["pairing"])
         else:
-            model["pairing_x_style_wald"] = _joint_wald(result, interaction_terms)
+            model["pairing_x_style_wald"] = _wald(
+                fit, INTERACTION_TERM, frame, ["pairing", "style"]
+            )
         out[name] = model
     return out
 
@@ -204,13 +178,8 @@ def pairing_comparisons(data: pd.DataFrame, outcome: str) -> list[dict[str, Any]
         {"first": a, "second": b, **welch(groups[a], groups[b])}
         for a, b in itertools.combinations(sorted(groups), 2)
     ]
-    tested = [i for i, row in enumerate(rows) if row["p"] is not None]
-    for row in rows:
-        row["p_holm"] = None
-    if tested:
-        _, adjusted, _, _ = multipletests([rows[i]["p"] for i in tested], method="holm")
-        for i, p in zip(tested, adjusted, strict=True):
-            rows[i]["p_holm"] = float(p)
+    for row, adjusted in zip(rows, holm([row["p"] for row in rows]), strict=True):
+        row["p_holm"] = adjusted
     return rows
 
 

@@ -31,14 +31,15 @@ def finite_or_none(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def interval(values: pd.Series | np.ndarray) -> dict[str, float | int | None]:
-    """Mean with its t-based 95 % interval, JSON-ready."""
+def interval(values: pd.Series | np.ndarray) -> dict[str, float | int | str | None]:
+    """Mean with its t-based 95 % interval, JSON-ready; `skipped` says why there is none."""
     ci = t_mean_ci(np.asarray(values, dtype=float))
     return {
         "estimate": finite_or_none(ci.estimate),
         "low": finite_or_none(ci.low),
         "high": finite_or_none(ci.high),
         "n": ci.n,
+        "skipped": ci.skipped,
     }
 
 
