@@ -303,3 +303,36 @@ def test_borda_totals_per_option_and_state(metrics):
     # C: B1 weighted 6.3, 6.0, 3.9; B2 weights 1: 11, 5, 2.
     c = _group(metrics, "C")["borda_totals"]
     assert {k: v["total"] for k, v in c.items()} == pytest.approx({"a": 17.3, "b": 11.0, "c": 5.9})
+
+
+# Six pool deliberations, each with one verification score shared by all seven evaluators, so
+# weighting by score changes nothing: state C equals state B in exact arithmetic.
+EQUAL_SCORES = [
+    _conversation(f"E{i}", "B", rankings, [score] * 7)
+    for i, (rankings, score) in enumerate(
+        [
+            (["abc", "bac", "abc", "cab", "abc", "bca", "cba"], 0.7),
+            (["abc", "acb", "abc", "bac", "abc", "cab", "acb"], 0.3),
+            (["bca", "bac", "abc", "cab", "bac", "bca", "cba"], 0.9),
+            (["cab", "acb", "cba", "bac", "abc", "cab", "acb"], 0.1),
+            (["abc", "abc", "abc", "cab", "bac", "bca", "cba"], 0.7),
+            (["acb", "bac", "cba", "cab", "abc", "bca", "acb"], 0.6),
+        ]
+    )
+]
+
+
+def test_equal_scores_give_c_equal_to_b_and_no_wilcoxon():
+    tables = _tables(EQUAL_SCORES)
+    table = deliberation_table(deliberations(tables)).set_index(["conversation_id", "state"])
+    for cid in [f"E{i}" for i in range(len(EQUAL_SCORES))]:
+        for measure in ("fcc", "margin", "entropy_bits"):
+            assert table.loc[(cid, "C"), measure] == table.loc[(cid, "B"), measure]
+    m = council_metrics(tables, resamples=200)
+    bc = [t for t in m["tests"] if t["comparison"] == "B vs C"]
+    assert [t["measure"] for t in bc] == ["fcc", "margin"]
+    for t in bc:
+        assert t["skipped"] == "every paired difference is zero"
+        assert t["statistic"] is None and t["p_value"] is None and t["p_adjusted"] is None
+        assert t["n"] == 0 and t["zeros"] == len(EQUAL_SCORES)
+        assert t["rank_biserial"]["estimate"] is None and t["rank_biserial"]["n"] == 0

@@ -274,9 +274,7 @@ def _group_summary(
     return summary
 
 
-def _run_test(
-    h: Hypothesis, table: pd.DataFrame, resamples: int, seed: int
-) -> ComparisonResult | None:
+def _run_test(h: Hypothesis, table: pd.DataFrame, resamples: int, seed: int) -> ComparisonResult:
     first = table[table["state"] == h.first].set_index("conversation_id")[h.measure]
     second = table[table["state"] == h.second].set_index("conversation_id")[h.measure]
     if h.first == "A":
@@ -300,11 +298,15 @@ def _run_test(
 def _tests(
     table: pd.DataFrame, hypotheses: Sequence[Hypothesis], resamples: int
 ) -> list[dict[str, Any]]:
-    results: list[tuple[Hypothesis, ComparisonResult | None]] = [
-        (h, _run_test(h, table, resamples, seed=i)) for i, h in enumerate(hypotheses)
-    ]
-    secondary = [r.p_value for h, r in results if r is not None and not h.primary]
-    adjusted = iter(bonferroni(secondary))
+    results = [(h, _run_test(h, table, resamples, seed=i)) for i, h in enumerate(hypotheses)]
+    secondary = [(h, r) for h, r in results if not h.primary]
+    adjusted = dict(
+        zip(
+            [id(r) for _, r in secondary],
+            bonferroni([r.p_value if r.computed else None for _, r in secondary]),
+            strict=True,
+        )
+    )
     out: list[dict[str, Any]] = []
     for h, r in results:
         entry: dict[str, Any] = {
@@ -312,11 +314,9 @@ def _tests(
             "comparison": f"{h.first} vs {h.second}",
             "primary": h.primary,
         }
-        if r is None:
-            entry.update(test=h.test, alternative=h.alternative, result=None)
-        else:
-            entry.update(r.as_dict())
-            entry["p_adjusted"] = r.p_value if h.primary else next(adjusted)
+        entry.update(r.as_dict())
+        if r.computed:
+            entry["p_adjusted"] = r.p_value if h.primary else adjusted[id(r)]
         out.append(entry)
     return out
 

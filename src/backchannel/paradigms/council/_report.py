@@ -107,9 +107,11 @@ def tests_frame(metrics: dict[str, Any]) -> pd.DataFrame:
                 "statistic": t.get("statistic"),
                 "p_value": t.get("p_value"),
                 "p_bonferroni": t.get("p_adjusted"),
+                "n": t.get("n"),
                 "rank_biserial": effect.get("estimate"),
                 "rank_biserial_low": effect.get("low"),
                 "rank_biserial_high": effect.get("high"),
+                "skipped": t.get("skipped"),
             }
         )
     return pd.DataFrame(rows)

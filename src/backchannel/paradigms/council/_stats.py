@@ -1,30 +1,54 @@
-"""Between-state tests: one-sided Mann-Whitney U, Wilcoxon signed-rank, rank-biserial effects."""
+"""Between-state tests: one-sided Mann-Whitney U (A vs B), Wilcoxon signed-rank (B vs C).
+
+Each test is paired with its rank-biserial effect and a bootstrap interval; the statistics
+themselves are those of `backchannel.analysis`.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
-from backchannel.analysis import Interval
+from backchannel.analysis import (
+    ZERO_TOLERANCE,
+    Interval,
+    TestResult,
+    bonferroni,
+    mann_whitney_u,
+    rank_biserial_independent_ci,
+    rank_biserial_paired_ci,
+    wilcoxon_signed_rank,
+)
 
 Alternative = Literal["greater", "less"]
-_CHUNK = 500
+
+__all__ = [
+    "ZERO_TOLERANCE",
+    "Alternative",
+    "ComparisonResult",
+    "bonferroni",
+    "mann_whitney",
+    "wilcoxon",
+]
 
 
 @dataclass(frozen=True)
 class ComparisonResult:
-    """One test: statistic, p-value (raw and Bonferroni-adjusted) and rank-biserial effect."""
+    """One test with its rank-biserial effect; `skipped` says why the test could not run."""
 
     test: str
     alternative: Alternative
     statistic: float
     p_value: float
     effect: Interval
+    n: int
     p_adjusted: float | None = None
+    skipped: str | None = None
+    details: TestResult | None = None
 
     def __post_init__(self) -> None:
         if self.test not in ("mann_whitney_u", "wilcoxon_signed_rank"):
@@ -32,52 +56,37 @@ class ComparisonResult:
         if self.alternative not in ("greater", "less"):
             raise ValueError(f"alternative must be 'greater' or 'less', got {self.alternative!r}")
 
-    def as_dict(self) -> dict[str, object]:
+    @property
+    def computed(self) -> bool:
+        return self.skipped is None
+
+    def as_dict(self) -> dict[str, Any]:
+        extra = dict(self.details.counts) if self.details is not None else {}
         return {
             "test": self.test,
             "alternative": self.alternative,
+            "method": self.details.method if self.details is not None else None,
             "statistic": self.statistic,
             "p_value": self.p_value,
             "p_adjusted": self.p_adjusted,
+            "n": self.n,
+            **extra,
             "rank_biserial": self.effect.as_dict(),
+            "skipped": self.skipped,
         }
 
 
-def _clean(values: Sequence[float] | np.ndarray) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
-    return array[~np.isnan(array)]
-
-
-def _nan_interval(n: int) -> Interval:
-    return Interval(float("nan"), float("nan"), float("nan"), n)
-
-
-def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(samples, [alpha, 1 - alpha])
-    return float(low), float(high)
-
-
-def rank_biserial_independent(x: np.ndarray, y: np.ndarray) -> float:
-    """r = P(x > y) - P(x < y) over all cross pairs, which equals 2 U_x / (n_x n_y) - 1."""
-    return float(np.sign(x[:, None] - y[None, :]).mean())
-
-
-def rank_biserial_paired(differences: np.ndarray) -> float:
-    """Matched-pairs r = (T+ - T-) / (T+ + T-) over the non-zero differences (Kerby 2014)."""
-    return float(_paired_r(differences[None, :])[0])
-
-
-def _paired_r(diffs: np.ndarray) -> np.ndarray:
-    # Rank |d| with zeros included: the z zeros take ranks 1..z, so a non-zero difference's
-    # rank among non-zeros is its overall rank minus z (Wilcoxon's zero_method="wilcox").
-    zeros = (diffs == 0).sum(axis=1, keepdims=True)
-    ranks = stats.rankdata(np.abs(diffs), axis=1) - zeros
-    plus = np.where(diffs > 0, ranks, 0.0).sum(axis=1)
-    minus = np.where(diffs < 0, ranks, 0.0).sum(axis=1)
-    total = plus + minus
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, (plus - minus) / np.where(total > 0, total, 1), np.nan)
+def _combine(test: TestResult, effect: Interval, alternative: Alternative) -> ComparisonResult:
+    return ComparisonResult(
+        test.test,
+        alternative,
+        test.statistic,
+        test.p_value,
+        effect,
+        test.n,
+        skipped=test.skipped,
+        details=test,
+    )
 
 
 def mann_whitney(
@@ -88,29 +97,19 @@ def mann_whitney(
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
-) -> ComparisonResult | None:
+) -> ComparisonResult:
     """One-sided Mann-Whitney U of first vs second with a bootstrap interval for r.
 
-    Groups are resampled independently. None when a group has no value.
+    Missing values are left out; skipped (with its reason) when a group has no value.
     """
-    x, y = _clean(first), _clean(second)
-    if len(x) == 0 or len(y) == 0:
-        return None
-    result = stats.mannwhitneyu(x, y, alternative=alternative)
-    r = rank_biserial_independent(x, y)
-    rng = np.random.default_rng(seed)
-    signs = np.sign(x[:, None] - y[None, :])
-    samples = np.empty(resamples)
-    for start in range(0, resamples, _CHUNK):
-        size = min(_CHUNK, resamples - start)
-        i = rng.integers(0, len(x), size=(size, len(x)))
-        j = rng.integers(0, len(y), size=(size, len(y)))
-        samples[start : start + size] = signs[i[:, :, None], j[:, None, :]].mean(axis=(1, 2))
-    low, high = _percentiles(samples, confidence)
-    effect = Interval(r, low, high, len(x) + len(y))
-    return ComparisonResult(
-        "mann_whitney_u", alternative, float(result.statistic), float(result.pvalue), effect
-    )
+    test = mann_whitney_u(first, second, alternative=alternative)
+    if not test.computed:
+        effect = Interval(math.nan, math.nan, math.nan, test.n, test.skipped, test.missing)
+    else:
+        effect = rank_biserial_independent_ci(
+            first, second, confidence=confidence, resamples=resamples, seed=seed
+        )
+    return _combine(test, effect, alternative)
 
 
 def wilcoxon(
@@ -121,36 +120,18 @@ def wilcoxon(
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
-) -> ComparisonResult | None:
+) -> ComparisonResult:
     """One-sided Wilcoxon signed-rank of paired first - second with a bootstrap interval for r.
 
-    Pairs with a missing value are dropped; pairs are resampled together. None when every
-    difference is zero (the test is undefined).
+    Pairs with a missing value are left out; differences within `ZERO_TOLERANCE` of zero are
+    zero and dropped, so n (of the test and of the effect) counts the non-zero pairs. Skipped
+    (with its reason) when every difference is zero.
     """
-    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError("paired samples must have the same length")
-    keep = ~(np.isnan(a) | np.isnan(b))
-    diffs = a[keep] - b[keep]
-    if not np.any(diffs != 0):
-        return None
-    result = stats.wilcoxon(diffs, alternative=alternative)
-    r = rank_biserial_paired(diffs)
-    rng = np.random.default_rng(seed)
-    samples = np.empty(resamples)
-    for start in range(0, resamples, _CHUNK):
-        size = min(_CHUNK, resamples - start)
-        idx = rng.integers(0, len(diffs), size=(size, len(diffs)))
-        samples[start : start + size] = _paired_r(diffs[idx])
-    samples = samples[~np.isnan(samples)]
-    low, high = _percentiles(samples, confidence) if len(samples) else (float("nan"),) * 2
-    effect = Interval(r, low, high, len(diffs))
-    return ComparisonResult(
-        "wilcoxon_signed_rank", alternative, float(result.statistic), float(result.pvalue), effect
-    )
-
-
-def bonferroni(p_values: Sequence[float]) -> list[float]:
-    """Bonferroni-adjusted p-values: min(1, p x number of tests)."""
-    k = len(p_values)
-    return [min(1.0, p * k) for p in p_values]
+    test = wilcoxon_signed_rank(first, second, alternative=alternative)
+    if not test.computed:
+        effect = Interval(math.nan, math.nan, math.nan, 0, test.skipped, test.missing)
+    else:
+        effect = rank_biserial_paired_ci(
+            first, second, confidence=confidence, resamples=resamples, seed=seed
+        )
+    return _combine(test, effect, alternative)

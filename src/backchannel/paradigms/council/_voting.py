@@ -1,7 +1,10 @@
 """Tallies of one deliberation's rankings: Borda, first-choice concentration, entropy.
 
 All functions are pure: they take ballots (one evaluator's ranking of the options, with its
-optional verification score) and the scenario's option ids, and never call a model.
+optional verification score) and the scenario's option ids, and never call a model. Tallies are
+summed in exact rational arithmetic (each score is the exact value of its float) and rounded
+once at the end, so two tallies that are equal in exact arithmetic (equal weights) give
+identical floats: the weighted state C then equals state B exactly, not to within 1e-16.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 
 @dataclass(frozen=True)
@@ -68,21 +72,25 @@ def _check(ballots: Sequence[Ballot], options: Sequence[str]) -> None:
             )
 
 
-def _weight(ballot: Ballot, weighted: bool) -> float:
+def _weight(ballot: Ballot, weighted: bool) -> Fraction:
     if not weighted:
-        return 1.0
+        return Fraction(1)
     if ballot.score is None:
         raise ValueError(f"ballot of {ballot.evaluator!r} has no verification score to weight by")
-    return ballot.score
+    return Fraction(ballot.score)
 
 
-def _tally(scores: dict[str, float], maximum: float) -> Tally:
+def _tally(scores: dict[str, Fraction], maximum: Fraction) -> Tally:
     ordered = sorted(scores.values(), reverse=True)
     best = ordered[0]
-    winners = tuple(option for option, score in scores.items() if math.isclose(score, best))
-    runner_up = ordered[1] if len(ordered) > 1 else 0.0
-    margin = 0.0 if len(winners) > 1 or maximum == 0 else (best - runner_up) / maximum
-    return Tally(scores=scores, winners=winners, margin=margin)
+    winners = tuple(option for option, score in scores.items() if score == best)
+    runner_up = ordered[1] if len(ordered) > 1 else Fraction(0)
+    margin = Fraction(0) if len(winners) > 1 or maximum == 0 else (best - runner_up) / maximum
+    return Tally(
+        scores={option: float(score) for option, score in scores.items()},
+        winners=winners,
+        margin=float(margin),
+    )
 
 
 def borda(ballots: Sequence[Ballot], options: Sequence[str], *, weighted: bool = False) -> Tally:
@@ -91,11 +99,12 @@ def borda(ballots: Sequence[Ballot], options: Sequence[str], *, weighted: bool =
     Weighted, every evaluator's points are multiplied by its verification score; nobody is
     dropped, so a low score shrinks a voice instead of silencing it by a threshold. The margin
     is divided by the maximum possible score, (m-1) x evaluators or (m-1) x the sum of weights.
+    Ties are exact: options tie when their exact point totals are equal.
     """
     _check(ballots, options)
     m = len(options)
-    scores = {option: 0.0 for option in options}
-    total_weight = 0.0
+    scores = {option: Fraction(0) for option in options}
+    total_weight = Fraction(0)
     for ballot in ballots:
         weight = _weight(ballot, weighted)
         total_weight += weight
@@ -104,18 +113,24 @@ def borda(ballots: Sequence[Ballot], options: Sequence[str], *, weighted: bool =
     return _tally(scores, (m - 1) * total_weight)
 
 
+def _exact_shares(
+    ballots: Sequence[Ballot], options: Sequence[str], weighted: bool
+) -> dict[str, Fraction]:
+    _check(ballots, options)
+    votes = {option: Fraction(0) for option in options}
+    for ballot in ballots:
+        votes[ballot.first] += _weight(ballot, weighted)
+    total = sum(votes.values(), Fraction(0))
+    if total == 0:
+        return {}
+    return {option: count / total for option, count in votes.items()}
+
+
 def first_choice_shares(
     ballots: Sequence[Ballot], options: Sequence[str], *, weighted: bool = False
 ) -> dict[str, float]:
     """Share of (optionally score-weighted) first-choice votes per option; empty when no weight."""
-    _check(ballots, options)
-    votes = {option: 0.0 for option in options}
-    for ballot in ballots:
-        votes[ballot.first] += _weight(ballot, weighted)
-    total = sum(votes.values())
-    if total == 0:
-        return {}
-    return {option: count / total for option, count in votes.items()}
+    return {o: float(share) for o, share in _exact_shares(ballots, options, weighted).items()}
 
 
 def first_choice_concentration(
@@ -127,11 +142,11 @@ def first_choice_concentration(
     largest group holds 3..7 votes, giving (3k - 7)/14 = 1/7, 2.5/7, 4/7, 5.5/7, 7/7
     (14.3 %, 35.7 %, 57.1 %, 78.6 %, 100 %). NaN when there is no vote.
     """
-    shares = first_choice_shares(ballots, options, weighted=weighted)
+    shares = _exact_shares(ballots, options, weighted)
     if not shares:
         return float("nan")
-    m = len(options)
-    return (max(shares.values()) - 1 / m) / (1 - 1 / m)
+    chance = Fraction(1, len(options))
+    return float((max(shares.values()) - chance) / (1 - chance))
 
 
 def first_choice_entropy(
