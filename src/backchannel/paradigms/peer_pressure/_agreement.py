@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import RunTables, cohens_kappa
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     cell_columns,
@@ -39,36 +38,22 @@ def doubly_labelled(tables: RunTables, judge_a: str, judge_b: str, channel: str)
     return first.merge(second, on=keys, how="inner")
 
 
-def cohens_kappa(confusion: pd.DataFrame) -> float:
-    """Cohen's kappa of a square confusion table (rows judge A, columns judge B)."""
-    table = confusion.to_numpy(dtype=float)
-    n = table.sum()
-    if n == 0:
-        return float("nan")
-    observed = np.trace(table) / n
-    expected = float((table.sum(axis=1) * table.sum(axis=0)).sum()) / n**2
-    if expected == 1:
-        return float("nan")
-    return float((observed - expected) / (1 - expected))
-
-
 def judge_agreement(
     tables: RunTables, judge_a: str, judge_b: str, channel: str = "private"
 ) -> dict[str, Any]:
-    """Percent agreement, Cohen's kappa and the confusion table on doubly-labelled events."""
+    """Percent agreement, Cohen's kappa and the confusion table on doubly-labelled events.
+
+    `skipped` says why kappa could not be computed (no shared event, or a single label).
+    """
     both = doubly_labelled(tables, judge_a, judge_b, channel)
-    labels = sorted(set(both["a"]) | set(both["b"]))
-    confusion = pd.crosstab(both["a"], both["b"]).reindex(
-        index=labels, columns=labels, fill_value=0
-    )
-    confusion.index.name, confusion.columns.name = judge_a, judge_b
-    n = len(both)
+    result = cohens_kappa(both["a"], both["b"], names=(judge_a, judge_b))
     return {
         "channel": channel,
-        "n": n,
-        "percent_agreement": float((both["a"] == both["b"]).mean()) if n else float("nan"),
-        "kappa": cohens_kappa(confusion),
-        "confusion": confusion,
+        "n": result.n,
+        "percent_agreement": result.percent_agreement,
+        "kappa": result.kappa,
+        "skipped": result.skipped,
+        "confusion": result.confusion,
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import RunTables, wilson_interval
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     done_conversations,
@@ -47,7 +47,9 @@ def cascade(tables: RunTables, judge: str) -> pd.DataFrame:
     """Conversion probability by bin of infected peers: overall (n_agents and k "all"), per k
     (n_agents "all"), and per group size and k, since a bin means more peers in a larger room.
 
-    Columns: n_agents, k, bin, n (agents at risk), conversions, probability (NaN when n is 0).
+    Columns: n_agents, k, bin, n (agents at risk), conversions, probability with its 95 %
+    Wilson interval (probability_low, probability_high), and skipped (why there is no
+    probability: no agent at risk in the bin).
     """
     transitions = cascade_transitions(tables, judge)
     conversations = done_conversations(tables).set_index("conversation_id")
@@ -67,7 +69,7 @@ def cascade(tables: RunTables, judge: str) -> pd.DataFrame:
         for label in BINS:
             in_bin = group[group["bin"] == label]
             n, conversions = len(in_bin), int(in_bin["converted"].sum())
-            probability = conversions / n if n else float("nan")
+            interval = wilson_interval(conversions, n)
             rows.append(
                 {
                     "n_agents": n_agents,
@@ -75,7 +77,10 @@ def cascade(tables: RunTables, judge: str) -> pd.DataFrame:
                     "bin": label,
                     "n": n,
                     "conversions": conversions,
-                    "probability": probability,
+                    "probability": interval.estimate,
+                    "probability_low": interval.low,
+                    "probability_high": interval.high,
+                    "skipped": "no agent at risk in this bin" if n == 0 else None,
                 }
             )
     return pd.DataFrame(rows)

@@ -75,7 +75,11 @@ def fpi_by_cell(tables: RunTables, judge: str, *, seed: int = SEED) -> pd.DataFr
 def summarise_by_cell(
     per_conversation: pd.DataFrame, cells: list[str], columns: tuple[str, ...], seed: int
 ) -> pd.DataFrame:
-    """Mean of each column per cell with a bootstrap interval; NaN conversations left out."""
+    """Mean of each column per cell with a bootstrap interval; NaN conversations left out.
+
+    Per column: the estimate, `_low`, `_high`, `_n` (conversations used) and `_skipped` (why
+    there is no estimate, e.g. no conversation with a valid probe in the cell).
+    """
     rows: list[dict[str, Any]] = []
     if per_conversation.empty:
         return pd.DataFrame(rows, columns=cells)
@@ -90,6 +94,7 @@ def summarise_by_cell(
             row[f"{column}_low"] = interval.low
             row[f"{column}_high"] = interval.high
             row[f"{column}_n"] = interval.n
+            row[f"{column}_skipped"] = interval.skipped
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -244,6 +244,11 @@ def _agreement_section(metrics: dict[str, Any], report: Report) -> None:
                 f"{channel}: percent agreement": result["percent_agreement"],
                 f"{channel}: Cohen's kappa": result["kappa"],
             }
+            | (
+                {f"{channel}: kappa not computed": result["skipped"]}
+                if result.get("skipped")
+                else {}
+            )
         )
         confusion = pd.DataFrame.from_dict(result["confusion"], orient="index")
         confusion.index.name = agreement["judge_a"]
