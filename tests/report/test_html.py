@@ -98,6 +98,19 @@ def test_metrics_format_intervals_and_proportions(tmp_path: Path) -> None:
     assert "<th>flip_rate</th><td class=num>25.0% [10.0%, 40.0%] (n=20)</td>" in page
 
 
+def test_metrics_say_why_an_interval_is_missing() -> None:
+    report = Report("t")
+    report.metrics(
+        {
+            "one": Interval(0.5, float("nan"), float("nan"), 1, skipped="one value"),
+            "none": Interval(float("nan"), float("nan"), float("nan"), 0, skipped="no values"),
+        }
+    )
+    html = report.to_html()
+    assert "0.500 (no interval: one value; n=1)" in html
+    assert "(no interval: no values; n=0)" in html
+
+
 def test_everything_is_escaped(tmp_path: Path) -> None:
     attack = "<script>alert(1)</script>"
     report = Report(f"Title {attack}", subtitle=attack)

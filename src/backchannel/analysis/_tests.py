@@ -183,7 +183,8 @@ def wilcoxon_signed_rank(
     scipy.stats.wilcoxon(zero_method="wilcox", method="auto") (Wilcoxon 1945): differences
     with |d| <= `tolerance` are zero and dropped before ranking (counted in `zeros`), so n is
     the number of non-zero pairs; pairs with a NaN are left out and counted. The statistic is
-    T+ (the rank sum of the positive differences) one-sided and min(T+, T-) two-sided. Skipped when no difference is non-zero.
+    T+ (the rank sum of the positive differences) one-sided and min(T+, T-) two-sided.
+    Skipped when no difference is non-zero.
     """
     diffs, missing = paired_differences(first, second, tolerance=tolerance)
     nonzero = diffs[diffs != 0]

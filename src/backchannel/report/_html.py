@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import os
 import re
 import secrets
@@ -68,6 +69,10 @@ def _figure_png(fig: Figure, dpi: int) -> bytes:
 
 def _format_metric(name: str, value: object) -> str:
     if isinstance(value, Interval):
+        if value.skipped is not None:
+            known = not math.isnan(value.estimate)
+            shown = f"{format_scalar(value.estimate, name)} " if known else ""
+            return f"{shown}(no interval: {value.skipped}; n={value.n})"
         estimate = format_scalar(value.estimate, name)
         low, high = format_scalar(value.low, name), format_scalar(value.high, name)
         return f"{estimate} [{low}, {high}] (n={value.n})"
