@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_kappa
 
@@ -43,7 +44,7 @@ def test_perfect_and_chance_agreement() -> None:
 
 
 def test_missing_labels_are_left_out_and_counted() -> None:
-    result = cohens_kappa(["a", None, "b", "a", math.nan], ["a", "b", "b", None, "a"])
+    result = cohens_kappa(["a", None, "b", "a", math.nan], ["a", "b", "b", pd.NA, "a"])
     assert result.n == 2 and result.missing == 3 and result.kappa == pytest.approx(1.0)
 
 

@@ -36,7 +36,10 @@ class Kappa:
 
 
 def _is_missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """None, NaN, pd.NA and NaT are no label."""
+    if value is None:
+        return True
+    return bool(pd.api.types.is_scalar(value) and pd.isna(value))  # type: ignore[call-overload]
 
 
 def cohens_kappa(

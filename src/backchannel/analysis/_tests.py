@@ -26,6 +26,11 @@ ZERO_TOLERANCE = 1e-9
 MCNEMAR_EXACT_BELOW = 25
 
 
+def _p(value: float) -> float:
+    """A reference p-value as a float, with rounding above 1 (1 + 1e-16) taken back to 1."""
+    return min(1.0, float(value))
+
+
 def _skip(
     test: str,
     reason: str,
@@ -88,7 +93,7 @@ def welch_t_test(
     return TestResult(
         name,
         float(result.statistic),
-        float(result.pvalue),
+        _p(result.pvalue),
         n,
         alternative,
         estimate=estimate,
@@ -132,7 +137,7 @@ def mann_whitney_u(
     return TestResult(
         name,
         u,
-        float(result.pvalue),
+        _p(result.pvalue),
         n,
         alternative,
         estimate=u / (len(x) * len(y)),
@@ -200,7 +205,7 @@ def wilcoxon_signed_rank(
     return TestResult(
         name,
         float(result.statistic),
-        float(result.pvalue),
+        _p(result.pvalue),
         len(nonzero),
         alternative,
         method=method,
@@ -235,7 +240,7 @@ def sign_test(
     return TestResult(
         "sign_test",
         float(positive),
-        float(result.pvalue),
+        _p(result.pvalue),
         n,
         alternative,
         estimate=positive / n,
@@ -291,7 +296,7 @@ def mcnemar_test(
     return TestResult(
         "mcnemar",
         float(result.statistic),
-        float(result.pvalue),
+        _p(result.pvalue),
         n,
         "two-sided",
         estimate=estimate,

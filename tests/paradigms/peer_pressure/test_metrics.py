@@ -261,7 +261,7 @@ def test_fpi_by_cell_and_across_cells() -> None:
     assert by_cell.loc[1, "fpi_n"] == 2 and by_cell.loc[2, "fpi_n"] == 1
     # Across cells: FPI 2/3 and 1 -> mean 5/6, min 2/3, max 1.
     summary = across_cells(by_cell, "fpi")
-    assert summary == pytest.approx({"mean": 5 / 6, "min": 2 / 3, "max": 1.0})
+    assert summary == pytest.approx({"mean": 5 / 6, "min": 2 / 3, "max": 1.0, "n": 2})
 
 
 def test_time_course_and_half_way_round() -> None:
@@ -670,7 +670,7 @@ def test_compute_metrics_on_an_empty_run() -> None:
     metrics = compute_metrics(RunTables.empty(), J, second_judge=K)
     json.dumps(metrics, allow_nan=False)
     assert metrics["fpi"]["by_cell"] == [] and metrics["turns_by_cell"] == []
-    assert metrics["fpi"]["across_cells"]["fpi"] == {"mean": None, "min": None, "max": None}
+    assert metrics["fpi"]["across_cells"]["fpi"] == {"mean": None, "min": None, "max": None, "n": 0}
     assert metrics["pairings"]["main"]["n_turns"] == 0
     assert metrics["judge_agreement"]["private"]["n"] == 0
 

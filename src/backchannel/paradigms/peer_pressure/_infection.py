@@ -99,12 +99,17 @@ def summarise_by_cell(
     return pd.DataFrame(rows)
 
 
-def across_cells(by_cell: pd.DataFrame, column: str) -> dict[str, float | None]:
-    """Mean, min and max of a per-cell estimate across cells (NaN cells left out)."""
+def across_cells(by_cell: pd.DataFrame, column: str) -> dict[str, float | int | None]:
+    """Mean, min and max of a per-cell estimate across the `n` cells that have one."""
     values = by_cell[column].dropna() if column in by_cell else pd.Series(dtype=float)
     if values.empty:
-        return {"mean": None, "min": None, "max": None}
-    return {"mean": float(values.mean()), "min": float(values.min()), "max": float(values.max())}
+        return {"mean": None, "min": None, "max": None, "n": 0}
+    return {
+        "mean": float(values.mean()),
+        "min": float(values.min()),
+        "max": float(values.max()),
+        "n": len(values),
+    }
 
 
 def time_course(tables: RunTables, judge: str) -> pd.DataFrame:
