@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 def _number(value: float | None) -> float | None:
@@ -58,6 +58,8 @@ class TestResult:
     `estimate` is the test's natural effect (a mean difference, a proportion, a kappa) where it
     has one; `counts` holds the test's own tallies (zeros dropped, discordant pairs...).
     """
+
+    __test__: ClassVar[bool] = False  # a result type, not a pytest test class
 
     test: str
     statistic: float

@@ -213,9 +213,9 @@ def _profiling_summary(tables: RunTables) -> dict[str, int]:
     return {"profiled": len(profiled), "collapsed": collapsed}
 
 
-def _interval(values: pd.Series, seed: int) -> dict[str, float | int]:
-    clean = values.dropna().to_numpy(dtype=float)
-    return bootstrap_mean_ci(clean, seed=seed).as_dict()
+def _interval(values: pd.Series, seed: int) -> dict[str, Any]:
+    """Bootstrap interval over deliberations; those without a value are counted in `missing`."""
+    return bootstrap_mean_ci(values.to_numpy(dtype=float), seed=seed).as_dict()
 
 
 def _group_summary(
