@@ -216,3 +216,19 @@ def test_screen_keeps_the_items_a_model_knows(tmp_path: Path, screener: None) ->
 def test_screen_refuses_unknown_datasets(tmp_path: Path) -> None:
     result = invoke("screen", "--model", "sim", "--dataset", "elsewhere", "-o", tmp_path / "x")
     assert result.exit_code == 2
+
+
+def test_agreement_line_says_why_kappa_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
+    from backchannel.cli._judge import _print_agreement
+
+    result = {
+        "channel": "private",
+        "n": 3,
+        "percent_agreement": 1.0,
+        "kappa": float("nan"),
+        "skipped": "both raters gave every item the same single label: kappa is 0/0",
+        "confusion": pd.DataFrame(),
+    }
+    _print_agreement(result)
+    printed = capsys.readouterr().out
+    assert "kappa not computed (both raters gave every item the same single label" in printed

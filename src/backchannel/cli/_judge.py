@@ -103,10 +103,13 @@ def judge_command(
 
 
 def _print_agreement(result: dict[str, Any]) -> None:
+    skipped = result.get("skipped")
+    kappa = f"kappa not computed ({skipped})" if skipped else f"kappa={result['kappa']:.3f}"
     out.print(
         f"{result['channel']}: n={result['n']}  agreement={result['percent_agreement']:.3f}  "
-        f"kappa={result['kappa']:.3f}",
+        f"{kappa}",
         markup=False,
+        soft_wrap=True,
     )
     confusion: pd.DataFrame = result["confusion"]
     if len(confusion):
