@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import Interval, RunTables
 from backchannel.paradigms.discussion._metrics import conversation_figures
 from backchannel.report import Report
 
@@ -17,8 +17,8 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
         "How often agents' private answers changed between the first and the last checkpoint, "
         "and how far the group agreed at the end.",
     )
-    summary = {
-        key: f"{value['estimate']:.3f} [{value['low']:.3f}, {value['high']:.3f}] (n={value['n']})"
+    summary: dict[str, object] = {
+        key: Interval(**value)  # shown as estimate [low, high] (n=...), or why there is none
         for key, value in metrics.items()
         if isinstance(value, dict) and "estimate" in value
     }
