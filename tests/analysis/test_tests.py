@@ -203,3 +203,14 @@ def test_result_as_dict_is_json_ready() -> None:
     assert entry["statistic"] is None and entry["p_value"] is None
     assert entry["n"] == 0 and entry["zeros"] == 2
     assert entry["skipped"] == "every paired difference is zero"
+
+
+def test_single_pair_tests_match_their_references() -> None:
+    # n = 1: one positive sign, exact two-sided p = 1; one discordant pair, exact p = 1.
+    one_sign = sign_test([2.0], [1.0])
+    assert one_sign.n == 1
+    assert one_sign.p_value == pytest.approx(stats.binomtest(1, 1).pvalue, rel=REL)
+    one_pair = mcnemar_test([1], [0])
+    assert one_pair.n == 1 and one_pair.counts["only_first"] == 1
+    ref = mcnemar(np.array([[0, 1], [0, 0]]), exact=True)
+    assert one_pair.p_value == pytest.approx(ref.pvalue, rel=REL)
