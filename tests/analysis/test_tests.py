@@ -214,3 +214,15 @@ def test_single_pair_tests_match_their_references() -> None:
     assert one_pair.n == 1 and one_pair.counts["only_first"] == 1
     ref = mcnemar(np.array([[0, 1], [0, 0]]), exact=True)
     assert one_pair.p_value == pytest.approx(ref.pvalue, rel=REL)
+
+
+def test_mcnemar_method_can_be_forced() -> None:
+    first = [1] * 20 + [0] * 10
+    second = [0] * 20 + [1] * 10
+    forced = mcnemar_test(first, second, exact=True)
+    assert forced.method == "exact binomial"
+    assert forced.p_value == pytest.approx(stats.binomtest(10, 30, 0.5).pvalue, rel=REL)
+    chi2 = mcnemar_test([1, 0], [0, 1], exact=False)
+    ref = mcnemar(np.array([[0, 1], [1, 0]]), exact=False, correction=True)
+    assert chi2.method == "chi-square, continuity corrected"
+    assert chi2.p_value == pytest.approx(ref.pvalue, rel=REL)

@@ -259,15 +259,20 @@ def _binary(values: Numbers, name: str) -> np.ndarray:
 
 
 def mcnemar_test(
-    first: Numbers, second: Numbers, *, exact_below: int = MCNEMAR_EXACT_BELOW
+    first: Numbers,
+    second: Numbers,
+    *,
+    exact: bool | None = None,
+    exact_below: int = MCNEMAR_EXACT_BELOW,
 ) -> TestResult:
     """McNemar's test of paired binary outcomes: did the rate change from first to second?
 
     statsmodels.stats.contingency_tables.mcnemar (McNemar 1947): the exact binomial test on
     the discordant pairs when there are fewer than `exact_below` of them, else the chi-square
-    statistic with continuity correction. Counts b (1 then 0) and c (0 then 1); n is the
-    complete pairs, pairs with a NaN are left out and counted. `estimate` is the difference
-    of the two rates, second minus first. Skipped without discordant pairs.
+    statistic with continuity correction; `exact=True` or `False` forces one of the two.
+    Counts b (1 then 0) and c (0 then 1); n is the complete pairs, pairs with a NaN are left
+    out and counted. `estimate` is the difference of the two rates, second minus first.
+    Skipped without discordant pairs.
     """
     a, b, missing = drop_missing_pairs(_binary(first, "first"), _binary(second, "second"))
     table = np.array(
@@ -291,7 +296,8 @@ def mcnemar_test(
         return _skip(
             "mcnemar", reason, n, "two-sided", estimate=estimate, missing=missing, counts=counts
         )
-    exact = discordant < exact_below
+    if exact is None:
+        exact = discordant < exact_below
     result = mcnemar(table, exact=exact, correction=True)
     return TestResult(
         "mcnemar",

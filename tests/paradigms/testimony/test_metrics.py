@@ -210,3 +210,13 @@ def test_stats_match_scipy_and_statsmodels() -> None:
     assert result["estimate_pp"] == pytest.approx(100 * 7 / 20) and result["n"] == 20
     assert result["low_pp"] < result["estimate_pp"] < result["high_pp"]
     assert paired_difference([], [])["reason"] == "no paired units"
+
+
+def test_paired_difference_says_why_there_is_no_test() -> None:
+    same = paired_difference([1, 0, 1], [1, 0, 1])
+    assert same["estimate_pp"] == 0.0 and same["n"] == 3
+    assert math.isnan(same["p_value"])
+    assert same["skipped"] == "no discordant pairs: the outcome never changed"
+    zeros = paired_difference([0.5, 0.5], [0.5, 0.5], binary=False)
+    assert zeros["skipped"] == "every paired difference is zero"
+    assert paired_difference([1, 0], [0, 0])["skipped"] is None
