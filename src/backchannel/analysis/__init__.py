@@ -1,5 +1,6 @@
 """Tidy tables and shared statistics: everything after the run store, pure and recomputable."""
 
+from backchannel.analysis._json import finite_or_none, jsonable
 from backchannel.analysis._stats import (
     Interval,
     bootstrap_mean_ci,
@@ -11,6 +12,7 @@ from backchannel.analysis._tables import (
     EVENT_COLUMNS,
     LABEL_COLUMNS,
     RunTables,
+    decode_json,
 )
 
 __all__ = [
@@ -20,6 +22,9 @@ __all__ = [
     "Interval",
     "RunTables",
     "bootstrap_mean_ci",
+    "decode_json",
+    "finite_or_none",
+    "jsonable",
     "paired_bootstrap_diff_ci",
     "t_mean_ci",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,12 +86,24 @@ _STRING_DTYPES = {
 }
 
 
+DONE = "done"
+
+
+def decode_json(text: Any) -> Any:
+    """A stored JSON cell as a Python object: None for a missing or empty cell; objects that are
+    already decoded (as in a Parquet round trip) pass through."""
+    if text is None or (isinstance(text, float) and pd.isna(text)) or text == "":
+        return None
+    return json.loads(text) if isinstance(text, str) else text
+
+
 @dataclass
 class RunTables:
     """Events, labels and conversations of one run, plus its manifest.
 
-    `events.value`, `events.meta` and `conversations.meta` hold JSON text; use
-    `decoded_values()` / `decoded_meta()` to get Python objects.
+    `events.value`, `events.meta` and `conversations.meta` hold JSON text; `events_of()`,
+    `done_conversations()` and `conversation_meta()` give them decoded, which is how every
+    paradigm reads a run.
     """
 
     events: pd.DataFrame
@@ -107,10 +120,60 @@ class RunTables:
         return [c for c in self.conversations.columns if c not in CONVERSATION_BASE_COLUMNS]
 
     def decoded_values(self) -> pd.Series:
-        return self.events["value"].map(_decode)
+        """Every event's value as a Python object (None where there is none)."""
+        return self.events["value"].map(decode_json)
 
     def decoded_meta(self) -> pd.Series:
-        return self.events["meta"].map(_decode)
+        """Every event's meta as a dict."""
+        return self.events["meta"].map(_decode_dict)
+
+    def done_conversations(self) -> pd.DataFrame:
+        """The finished conversations (status done), in stored order, with `meta` decoded to a
+        dict; unfinished ones are counted by their status, never analysed."""
+        conversations = self.conversations
+        done = conversations[conversations["status"] == DONE].copy()
+        done["meta"] = done["meta"].map(_decode_dict) if len(done) else []
+        return done.reset_index(drop=True)
+
+    def conversation_meta(self) -> dict[str, dict[str, Any]]:
+        """Every conversation's decoded meta, by conversation id."""
+        conversations = self.conversations
+        return dict(
+            zip(
+                conversations["conversation_id"].astype(str),
+                conversations["meta"].map(_decode_dict),
+                strict=True,
+            )
+        )
+
+    def events_of(
+        self,
+        *,
+        kind: str | None = None,
+        name: str | Sequence[str] | None = None,
+        channel: str | None = None,
+        role: str | None = None,
+        done: bool = True,
+    ) -> pd.DataFrame:
+        """The events of one kind (and name, channel, role), in stored order, with `value` and
+        `meta` decoded; by default only those of finished conversations."""
+        events = self.events
+        mask = pd.Series(True, index=events.index)
+        if kind is not None:
+            mask &= events["kind"] == kind
+        if name is not None:
+            mask &= events["name"].isin([name] if isinstance(name, str) else list(name))
+        if channel is not None:
+            mask &= events["channel"] == channel
+        if role is not None:
+            mask &= events["role"] == role
+        if done:
+            finished = self.conversations["status"] == DONE
+            mask &= events["conversation_id"].isin(self.conversations["conversation_id"][finished])
+        chosen = events[mask].copy()
+        chosen["value"] = chosen["value"].map(decode_json) if len(chosen) else []
+        chosen["meta"] = chosen["meta"].map(_decode_dict) if len(chosen) else []
+        return chosen
 
     def labels_for(self, judge: str) -> pd.DataFrame:
         """The labels of one judge, indexed like events by (conversation_id, event_seq)."""
@@ -167,7 +230,6 @@ def _csv_text(level: Any) -> str:
     return str(level)
 
 
-def _decode(text: Any) -> Any:
-    if text is None or (isinstance(text, float) and pd.isna(text)) or text == "":
-        return None
-    return json.loads(text)
+def _decode_dict(text: Any) -> dict[str, Any]:
+    value = decode_json(text)
+    return dict(value) if isinstance(value, dict) else {}

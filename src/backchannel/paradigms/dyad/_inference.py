@@ -16,7 +16,7 @@ import statsmodels.formula.api as smf
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from backchannel.paradigms.dyad._summary import finite_or_none
+from backchannel.analysis import finite_or_none
 
 TEST_OUTCOMES = ("shift_discussant", "shift_opponent", "gap_change")
 CONTRAST_OUTCOMES = (

@@ -1,13 +1,14 @@
-"""Agreement between two judges, and FPI reweighted by how judge B relabels judge A."""
+"""Agreement of two judges on the labels the metrics use, and FPI reweighted by how judge B
+relabels judge A (the arithmetic is the shared judges layer's)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from backchannel.analysis import RunTables
+from backchannel.judges import Relabelling, agreement, reweight, transfer_rates
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     cell_columns,
@@ -22,7 +23,7 @@ CHANNELS = ("private", "public")
 
 
 def doubly_labelled(tables: RunTables, judge_a: str, judge_b: str, channel: str) -> pd.DataFrame:
-    """Events valid under both judges: private answer probes or public honest turns.
+    """Events valid under both judges: main answer probes or public honest turns.
 
     Columns: the event's keys, `a` and `b` (the two labels).
     """
@@ -39,59 +40,35 @@ def doubly_labelled(tables: RunTables, judge_a: str, judge_b: str, channel: str)
     return first.merge(second, on=keys, how="inner")
 
 
-def cohens_kappa(confusion: pd.DataFrame) -> float:
-    """Cohen's kappa of a square confusion table (rows judge A, columns judge B)."""
-    table = confusion.to_numpy(dtype=float)
-    n = table.sum()
-    if n == 0:
-        return float("nan")
-    observed = np.trace(table) / n
-    expected = float((table.sum(axis=1) * table.sum(axis=0)).sum()) / n**2
-    if expected == 1:
-        return float("nan")
-    return float((observed - expected) / (1 - expected))
-
-
 def judge_agreement(
     tables: RunTables, judge_a: str, judge_b: str, channel: str = "private"
 ) -> dict[str, Any]:
     """Percent agreement, Cohen's kappa and the confusion table on doubly-labelled events."""
-    both = doubly_labelled(tables, judge_a, judge_b, channel)
-    labels = sorted(set(both["a"]) | set(both["b"]))
-    confusion = pd.crosstab(both["a"], both["b"]).reindex(
-        index=labels, columns=labels, fill_value=0
-    )
-    confusion.index.name, confusion.columns.name = judge_a, judge_b
-    n = len(both)
-    return {
-        "channel": channel,
-        "n": n,
-        "percent_agreement": float((both["a"] == both["b"]).mean()) if n else float("nan"),
-        "kappa": cohens_kappa(confusion),
-        "confusion": confusion,
-    }
-
-
-def transfer_rates(tables: RunTables, judge_a: str, judge_b: str) -> pd.Series:
-    """P(judge B says manipulated | judge A's label), over doubly-labelled private answers."""
-    both = doubly_labelled(tables, judge_a, judge_b, "private")
-    return (both["b"] == INFECTED).groupby(both["a"]).mean().astype(float)
+    result = agreement(doubly_labelled(tables, judge_a, judge_b, channel), judge_a, judge_b)
+    return {"channel": channel, **result}
 
 
 def reweighted_fpi(
     tables: RunTables, judge_a: str, judge_b: str, *, seed: int = SEED
 ) -> dict[str, Any]:
+    """FPI with each judge-A label replaced by judge B's chance of saying manipulated for it."""
+    return fpi_relabelling(tables, judge_a, judge_b, seed=seed).as_dict()
+
+
+def fpi_relabelling(
+    tables: RunTables, judge_a: str, judge_b: str, *, seed: int = SEED
+) -> Relabelling:
     """FPI with each judge-A label replaced by judge B's chance of saying manipulated for it.
 
     Per conversation, the expected infection share at the last checkpoint is the mean over
     its agents of P(B = manipulated | A = the agent's A label). Agents whose A label never
     occurs in the doubly-labelled sample are left out and counted.
     """
-    rates = transfer_rates(tables, judge_a, judge_b)
+    rates = transfer_rates(doubly_labelled(tables, judge_a, judge_b, "private"), INFECTED)
     answers = private_answers(tables, judge_a)
     last = answers["conversation_id"].map(last_checkpoints(tables))
     final = answers[answers["checkpoint"] == last]
-    weights = final["p"].map(rates).astype(float)
+    weights = reweight(final["p"], rates)
     final = final.assign(expected=weights, infected=(final["p"] == INFECTED).astype(float))
     known = final.dropna(subset=["expected"])
     per_conversation = done_conversations(tables).merge(
@@ -105,8 +82,11 @@ def reweighted_fpi(
     by_cell = summarise_by_cell(
         per_conversation, cell_columns(tables), ("fpi", "reweighted_fpi"), seed
     )
-    return {
-        "transfer": {str(label): float(rate) for label, rate in rates.items()},
-        "agents_without_transfer": int(weights.isna().sum()),
-        "by_cell": by_cell,
-    }
+    return Relabelling(
+        name="reweighted_fpi",
+        label=INFECTED,
+        transfer={str(label): float(rate) for label, rate in rates.items()},
+        without_transfer=int(weights.isna().sum()),
+        unit="agents",
+        by_cell=by_cell,
+    )

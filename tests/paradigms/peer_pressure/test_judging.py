@@ -1,4 +1,5 @@
-"""Which stored events a judge labels, with which item and context, and the rows it stores."""
+"""Which events of a peer-pressure run a judge labels, with which item and context, and the rows
+it stores."""
 
 from __future__ import annotations
 
@@ -16,12 +17,29 @@ from backchannel.judges import (
     ContextTurn,
     LLMJudge,
     RuleJudge,
+    Target,
     fact_item,
     fact_payload,
     judge_targets,
     make_judge,
-    targets,
+    sample_targets,
 )
+from backchannel.paradigms.peer_pressure import PeerPressure
+
+
+def targets(
+    tables: RunTables,
+    kind: str = "all",
+    *,
+    sample: int | None = None,
+    seed: int = 0,
+    context_turns: int = 5,
+) -> list[Target]:
+    """What `backchannel judge --kind KIND --sample N` labels."""
+    kinds = None if kind == "all" else [kind]
+    found = PeerPressure().judge_targets(tables, kinds, context_turns=context_turns)
+    return sample_targets(found, sample, seed)
+
 
 ITEM = FactItem(
     item_id="t/1",
@@ -111,13 +129,13 @@ def test_fact_payload_round_trips_and_a_foreign_item_is_refused() -> None:
 def test_targets_are_honest_ok_events_of_finished_conversations_in_stored_order() -> None:
     found = targets(tables())
     # seq 2 and 5 failed, seq 3 is the adversary, seq 0 is the opening, c2 failed.
-    assert [(t.event_seq, t.channel, t.speaker) for t in found] == [
-        (1, "private", "Bob"),
-        (4, "public", "Bob"),
-        (6, "private", "Bob"),
-        (7, "private", "Carol"),
+    assert [(t.event_seq, t.kind, t.channel, t.speaker) for t in found] == [
+        (1, "private", "private", "Bob"),
+        (4, "public", "public", "Bob"),
+        (6, "private", "private", "Bob"),
+        (7, "private", "private", "Carol"),
     ]
-    assert all(t.conversation_id == "c1" and t.item == ITEM and t.conversation_seed == 5
+    assert all(t.conversation_id == "c1" and t.reference == ITEM and t.conversation_seed == 5
                for t in found)  # fmt: skip
     public = found[1]
     assert public.context == (
@@ -138,8 +156,7 @@ def test_a_sample_is_seeded_and_keeps_stored_order() -> None:
     assert len(targets(tables(), sample=10)) == 4
     with pytest.raises(ValueError):
         targets(tables(), sample=0)
-    with pytest.raises(ValueError):
-        targets(tables(), "both")  # type: ignore[arg-type]
+    assert targets(tables(), "both") == []
 
 
 def test_the_rule_judge_labels_every_target() -> None:
