@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,18 +121,18 @@ class RunTables:
 
     def decoded_values(self) -> pd.Series:
         """Every event's value as a Python object (None where there is none)."""
-        return self.events["value"].map(decode_json)
+        return _decoded(self.events["value"], decode_json)
 
     def decoded_meta(self) -> pd.Series:
         """Every event's meta as a dict."""
-        return self.events["meta"].map(_decode_dict)
+        return _decoded(self.events["meta"], _decode_dict)
 
     def done_conversations(self) -> pd.DataFrame:
         """The finished conversations (status done), in stored order, with `meta` decoded to a
         dict; unfinished ones are counted by their status, never analysed."""
         conversations = self.conversations
         done = conversations[conversations["status"] == DONE].copy()
-        done["meta"] = done["meta"].map(_decode_dict) if len(done) else []
+        done["meta"] = _decoded(done["meta"], _decode_dict)
         return done.reset_index(drop=True)
 
     def conversation_meta(self) -> dict[str, dict[str, Any]]:
@@ -141,7 +141,7 @@ class RunTables:
         return dict(
             zip(
                 conversations["conversation_id"].astype(str),
-                conversations["meta"].map(_decode_dict),
+                _decoded(conversations["meta"], _decode_dict),
                 strict=True,
             )
         )
@@ -171,8 +171,8 @@ class RunTables:
             finished = self.conversations["status"] == DONE
             mask &= events["conversation_id"].isin(self.conversations["conversation_id"][finished])
         chosen = events[mask].copy()
-        chosen["value"] = chosen["value"].map(decode_json) if len(chosen) else []
-        chosen["meta"] = chosen["meta"].map(_decode_dict) if len(chosen) else []
+        chosen["value"] = _decoded(chosen["value"], decode_json)
+        chosen["meta"] = _decoded(chosen["meta"], _decode_dict)
         return chosen
 
     def labels_for(self, judge: str) -> pd.DataFrame:
@@ -228,6 +228,11 @@ class RunTables:
 def _csv_text(level: Any) -> str:
     """How pandas writes a factor level into a CSV cell."""
     return str(level)
+
+
+def _decoded(column: pd.Series, decode: Callable[[Any], Any]) -> pd.Series:
+    """A column of decoded objects (object dtype, so an integer stays an int)."""
+    return pd.Series([decode(v) for v in column], index=column.index, dtype=object)
 
 
 def _decode_dict(text: Any) -> dict[str, Any]:
