@@ -28,7 +28,7 @@ from backchannel.judges import (
     make_judge,
 )
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
-from backchannel.paradigms.discussion._personas import roster
+from backchannel.paradigms.discussion import roster
 from backchannel.paradigms.peer_pressure._settings import PeerPressureSettings
 from backchannel.seeding import derive_seed
 
