@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, IntRange, JsonSchema
 from backchannel.engine import Agent, ConversationContext, Event, Item
+from backchannel.judges import CONTEXT_TURNS
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.dyad._extract import FACTORS, RATING_NAME
 from backchannel.paradigms.dyad._metrics import dyad_metrics
@@ -15,6 +17,7 @@ from backchannel.paradigms.dyad._settings import DyadSettings
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
+    from backchannel.judges import JudgeTask, Target
     from backchannel.report import Report
 
 TURN_SCHEMA = JsonSchema.of(
@@ -176,3 +179,20 @@ class Dyad(Paradigm[DyadSettings]):
         from backchannel.paradigms.dyad._report import fill_report
 
         fill_report(tables, metrics, report)
+
+    def judge_tasks(self) -> tuple[JudgeTask, ...]:
+        """Each turn's argument, by how it treats the other's last argument."""
+        from backchannel.paradigms.dyad._judging import TASKS
+
+        return TASKS
+
+    def judge_targets(
+        self,
+        tables: RunTables,
+        kinds: Collection[str] | None = None,
+        *,
+        context_turns: int = CONTEXT_TURNS,
+    ) -> list[Target]:
+        from backchannel.paradigms.dyad._judging import judge_targets
+
+        return judge_targets(tables, kinds, context_turns=context_turns)
