@@ -13,8 +13,10 @@ import pytest
 from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, LABEL_COLUMNS, RunTables
 from backchannel.backends import build_client
 from backchannel.judges import (
+    Chooser,
     ContextTurn,
     JudgeTask,
+    Judging,
     Pick,
     RuleJudge,
     collect_targets,
@@ -116,3 +118,20 @@ def test_a_task_needs_a_name_and_distinct_labels() -> None:
         JudgeTask("bad name", ("a", "b"), prompt=lambda t: "")
     with pytest.raises(ValueError):
         JudgeTask("one", ("a", "a"), prompt=lambda t: "")
+
+
+def test_judging_filters_targets_by_task_name() -> None:
+    def chooser(tables: RunTables) -> Chooser:
+        def choose(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
+            if event["kind"] != "message" or event["value"] is None:
+                return None
+            return Pick(LENGTH if event["seq"] == 1 else FREE, event["text"], meta["limit"])
+
+        return choose
+
+    judging = Judging((LENGTH, FREE), chooser)
+    assert [t.kind for t in judging.targets(tables())] == ["length", "free"]
+    assert [t.event_seq for t in judging.targets(tables(), ["free"])] == [4]
+    assert judging.targets(tables(), ["elsewhere"]) == []
+    with pytest.raises(ValueError, match="distinct"):
+        Judging((LENGTH, LENGTH), chooser)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -171,3 +171,40 @@ def label_counts(rows: Sequence[LabelRow]) -> pd.DataFrame:
     )
     counts = frame.fillna({"label": "(none)"}).groupby(["status", "label"]).size()
     return counts.rename("count").reset_index()
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What a paradigm offers judges: its tasks, and how a run's events become targets.
+
+    `chooser(tables)` builds, once per run, the function that picks an event's task, judged
+    text and reference; `shown` renders an earlier public message as context (default: text).
+    """
+
+    tasks: tuple[JudgeTask, ...]
+    chooser: Callable[[RunTables], Chooser]
+    shown: Callable[[Mapping[Any, Any]], str] | None = None
+
+    def __post_init__(self) -> None:
+        names = [task.name for task in self.tasks]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"judging needs tasks with distinct names, got {names}")
+
+    def targets(
+        self,
+        tables: RunTables,
+        kinds: Collection[str] | None = None,
+        *,
+        context_turns: int = CONTEXT_TURNS,
+    ) -> list[Target]:
+        """The run's targets of the named tasks (None: every task), in stored order."""
+        wanted = {task.name for task in self.tasks} if kinds is None else set(kinds)
+        if not wanted & {task.name for task in self.tasks}:
+            return []
+        choose = self.chooser(tables)
+
+        def chosen(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
+            pick = choose(event, meta)
+            return pick if pick is not None and pick.task.name in wanted else None
+
+        return collect_targets(tables, chosen, context_turns=context_turns, shown=self.shown)

@@ -15,7 +15,7 @@ from backchannel.paradigms._factors import S, check_factor_names, resolve_cell
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
-    from backchannel.judges import JudgeTask, Relabelling, Target
+    from backchannel.judges import JudgeTask, Judging, Relabelling, Target
     from backchannel.report import Report
 
 
@@ -67,6 +67,8 @@ class Paradigm(ABC, Generic[S]):
     """If true, factor names that are no setting are kept as labels of the cells."""
     reads_options: ClassVar[frozenset[str]] = frozenset()
     """The `AnalysisOptions` fields `metrics` reads (e.g. judge, second_judge, threshold)."""
+    judging: ClassVar[Judging | None] = None
+    """What judges label in a stored run (`judges.Judging`: tasks and targets); None: nothing."""
 
     # design ---------------------------------------------------------------------------------
     @classmethod
@@ -138,7 +140,7 @@ class Paradigm(ABC, Generic[S]):
     def judge_tasks(self) -> tuple[JudgeTask, ...]:
         """The kinds of judging a stored run offers `backchannel judge` and `agree` (default:
         none, and both commands refuse the run)."""
-        return ()
+        return () if self.judging is None else self.judging.tasks
 
     def judge_targets(
         self,
@@ -149,7 +151,9 @@ class Paradigm(ABC, Generic[S]):
     ) -> list[Target]:
         """The events of finished conversations a judge labels, of the named task kinds (None:
         every task), in stored order."""
-        return []
+        if self.judging is None:
+            return []
+        return self.judging.targets(tables, kinds, context_turns=context_turns)
 
     def relabelled(self, tables: RunTables, judge_a: str, judge_b: str) -> Relabelling | None:
         """The paradigm's outcome re-weighted by how judge B relabels judge A (default: none)."""

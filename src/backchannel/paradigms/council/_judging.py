@@ -3,14 +3,14 @@ rankings), by whether it reasons from the evaluator's assigned value."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from backchannel.analysis import RunTables
-from backchannel.judges import CONTEXT_TURNS, JudgeTask, Pick, Target, collect_targets
+from backchannel.judges import Chooser, JudgeTask, Judging, Pick, Target
 from backchannel.paradigms.council._settings import CouncilSettings
 
 RATIONALE_LABELS = ("grounded", "partial", "absent")
@@ -45,8 +45,6 @@ RATIONALE = JudgeTask(name="rationale", labels=RATIONALE_LABELS, prompt=_prompt)
 """A rationale reasons from the assigned value, partly, or not at all (model judges only; the
 run's verifier scores the same question on 0..1)."""
 
-TASKS: tuple[JudgeTask, ...] = (RATIONALE,)
-
 
 def run_values(tables: RunTables) -> dict[str, ValueReference]:
     """The value perspectives of the run's settings (the six fixed ones and its seventh)."""
@@ -55,15 +53,8 @@ def run_values(tables: RunTables) -> dict[str, ValueReference]:
     return {name: ValueReference(name, spec.definition) for name, spec in settings.values.items()}
 
 
-def judge_targets(
-    tables: RunTables,
-    kinds: Collection[str] | None = None,
-    *,
-    context_turns: int = CONTEXT_TURNS,
-) -> list[Target]:
-    """Every ok ranking with a rationale, of finished conversations."""
-    if kinds is not None and RATIONALE.name not in kinds:
-        return []
+def _chooser(tables: RunTables) -> Chooser:
+    """Every ok ranking with a rationale, against the evaluator's value as the run defined it."""
     values = run_values(tables)
 
     def choose(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
@@ -77,4 +68,7 @@ def judge_targets(
             raise ValueError(f"ranking of {event['agent']} names an unknown value {name!r}")
         return Pick(RATIONALE, rationale, values[str(name)])
 
-    return collect_targets(tables, choose, context_turns=context_turns)
+    return choose
+
+
+JUDGING = Judging((RATIONALE,), _chooser)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, JsonSchema, Message
 from backchannel.engine import Agent, ConversationContext, Event, Item
 from backchannel.errors import ConfigError
-from backchannel.judges import CONTEXT_TURNS
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
+from backchannel.paradigms.council._judging import JUDGING
 from backchannel.paradigms.council._metrics import council_metrics
 from backchannel.paradigms.council._profiling import (
     assign_distinct_models,
@@ -38,7 +38,6 @@ from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
-    from backchannel.judges import JudgeTask, Target
     from backchannel.report import Report
 
 DEBATE_ROUNDS = (
@@ -85,6 +84,7 @@ class Council(Paradigm[CouncilSettings]):
     name = "council"
     Settings = CouncilSettings
     prompt_package = PROMPT_PACKAGE
+    judging = JUDGING
     fixed_settings = frozenset({"scenarios"})
     reads_options = frozenset({"threshold"})
 
@@ -387,23 +387,6 @@ class Council(Paradigm[CouncilSettings]):
         from backchannel.paradigms.council._report import build_report
 
         build_report(tables, metrics, report)
-
-    def judge_tasks(self) -> tuple[JudgeTask, ...]:
-        """Each evaluator's rationale, by whether it reasons from its value."""
-        from backchannel.paradigms.council._judging import TASKS
-
-        return TASKS
-
-    def judge_targets(
-        self,
-        tables: RunTables,
-        kinds: Collection[str] | None = None,
-        *,
-        context_turns: int = CONTEXT_TURNS,
-    ) -> list[Target]:
-        from backchannel.paradigms.council._judging import judge_targets
-
-        return judge_targets(tables, kinds, context_turns=context_turns)
 
 
 def _score_only(event: Event) -> Event:

@@ -3,14 +3,14 @@ last argument (the ACCEPT / REJECT / IGNORE tag the speaker also declared)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from backchannel.analysis import RunTables
-from backchannel.judges import CONTEXT_TURNS, JudgeTask, Pick, Target, collect_targets
+from backchannel.judges import Chooser, JudgeTask, Judging, Pick, Target
 from backchannel.paradigms.dyad._scale import Category
 
 
@@ -54,8 +54,6 @@ CATEGORY = JudgeTask(
 """How a turn treats the other's last argument; the rule judge reads the speaker's own tag, so
 `agree RUN rule MODEL` measures how far self-declared tags match an outside judge."""
 
-TASKS: tuple[JudgeTask, ...] = (CATEGORY,)
-
 
 def _argument(event: Mapping[Any, Any]) -> str:
     """A turn as the judge reads it: its argument without the declared tag, else its text."""
@@ -63,15 +61,8 @@ def _argument(event: Mapping[Any, Any]) -> str:
     return str(argument) if isinstance(argument, str) else str(event["text"] or "")
 
 
-def judge_targets(
-    tables: RunTables,
-    kinds: Collection[str] | None = None,
-    *,
-    context_turns: int = CONTEXT_TURNS,
-) -> list[Target]:
-    """Every ok turn of finished conversations (turns whose JSON failed are not judged)."""
-    if kinds is not None and CATEGORY.name not in kinds:
-        return []
+def _chooser(tables: RunTables) -> Chooser:
+    """Every ok turn (a turn whose JSON failed is not judged), against the statement shown."""
 
     def choose(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
         if event["kind"] != "message" or event["name"] != "turn" or event["status"] != "ok":
@@ -79,4 +70,7 @@ def judge_targets(
         reference = TurnReference(str(meta.get("statement_shown", "")), str(event["value"]))
         return Pick(CATEGORY, _argument(event), reference)
 
-    return collect_targets(tables, choose, context_turns=context_turns, shown=_argument)
+    return choose
+
+
+JUDGING = Judging((CATEGORY,), _chooser, shown=_argument)

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, IntRange, JsonSchema
 from backchannel.engine import Agent, ConversationContext, Event, Item
-from backchannel.judges import CONTEXT_TURNS
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.dyad._extract import FACTORS, RATING_NAME
+from backchannel.paradigms.dyad._judging import JUDGING
 from backchannel.paradigms.dyad._metrics import dyad_metrics
 from backchannel.paradigms.dyad._scale import DISCUSSANT, OPPONENT, SCALE_MAX, SCALE_MIN, Category
 from backchannel.paradigms.dyad._settings import DyadSettings
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
-    from backchannel.judges import JudgeTask, Target
     from backchannel.report import Report
 
 TURN_SCHEMA = JsonSchema.of(
@@ -68,6 +66,7 @@ class Dyad(Paradigm[DyadSettings]):
     name = "dyad"
     Settings = DyadSettings
     prompt_package = "backchannel.paradigms.dyad.prompts"
+    judging = JUDGING
     fixed_settings = frozenset({"topics"})
 
     def items(self, settings: DyadSettings, seed: int) -> list[Item]:
@@ -179,20 +178,3 @@ class Dyad(Paradigm[DyadSettings]):
         from backchannel.paradigms.dyad._report import fill_report
 
         fill_report(tables, metrics, report)
-
-    def judge_tasks(self) -> tuple[JudgeTask, ...]:
-        """Each turn's argument, by how it treats the other's last argument."""
-        from backchannel.paradigms.dyad._judging import TASKS
-
-        return TASKS
-
-    def judge_targets(
-        self,
-        tables: RunTables,
-        kinds: Collection[str] | None = None,
-        *,
-        context_turns: int = CONTEXT_TURNS,
-    ) -> list[Target]:
-        from backchannel.paradigms.dyad._judging import judge_targets
-
-        return judge_targets(tables, kinds, context_turns=context_turns)

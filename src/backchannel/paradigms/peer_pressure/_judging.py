@@ -3,46 +3,27 @@ main series and re-asks) and their public turns, each against the conversation's
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from backchannel.analysis import RunTables
-from backchannel.judges import (
-    CONTEXT_TURNS,
-    FACT_PRIVATE,
-    FACT_PUBLIC,
-    JudgeTask,
-    Pick,
-    Target,
-    collect_targets,
-    fact_item,
-)
+from backchannel.datasets import FactItem
+from backchannel.judges import FACT_PRIVATE, FACT_PUBLIC, Chooser, Judging, Pick, fact_item
 
-TASKS: tuple[JudgeTask, ...] = (FACT_PRIVATE, FACT_PUBLIC)
 HONEST = "honest"
 
 
-def judge_targets(
-    tables: RunTables,
-    kinds: Collection[str] | None = None,
-    *,
-    context_turns: int = CONTEXT_TURNS,
-) -> list[Target]:
-    """Honest agents' ok probes (`private`) and ok turns (`public`) of finished conversations."""
-    wanted = {task.name for task in TASKS} if kinds is None else set(kinds)
-    items: dict[str, Any] = {}
+def _chooser(tables: RunTables) -> Chooser:
+    """Honest agents' ok probes (`private`) and ok turns (`public`), against the item."""
+    items: dict[str, FactItem] = {}
 
-    def choose(event: Mapping[str, Any], meta: Mapping[str, Any]) -> Pick | None:
+    def choose(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
         if event["role"] != HONEST or event["status"] != "ok":
             return None
-        if event["kind"] == "probe" and FACT_PRIVATE.name in wanted:
+        public_turn = event["kind"] == "message" and event["name"] == "turn"
+        if event["kind"] == "probe":
             task = FACT_PRIVATE
-        elif (
-            event["kind"] == "message"
-            and event["channel"] == "public"
-            and event["name"] == "turn"
-            and FACT_PUBLIC.name in wanted
-        ):
+        elif public_turn and event["channel"] == "public":
             task = FACT_PUBLIC
         else:
             return None
@@ -51,4 +32,7 @@ def judge_targets(
             items[conversation] = fact_item(meta.get("item", {}))
         return Pick(task, str(event["text"] or ""), items[conversation])
 
-    return collect_targets(tables, choose, context_turns=context_turns)
+    return choose
+
+
+JUDGING = Judging((FACT_PRIVATE, FACT_PUBLIC), _chooser)

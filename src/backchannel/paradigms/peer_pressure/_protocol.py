@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings
@@ -29,6 +28,7 @@ from backchannel.judges import (
 )
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.discussion import roster
+from backchannel.paradigms.peer_pressure._judging import JUDGING
 from backchannel.paradigms.peer_pressure._settings import PeerPressureSettings
 from backchannel.seeding import derive_seed
 
@@ -55,6 +55,7 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
     name = "peer_pressure"
     Settings = PeerPressureSettings
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
+    judging = JUDGING
     fixed_settings = frozenset({"datasets", "judge", "reask"})
     reads_options = frozenset({"judge", "second_judge"})
 
@@ -202,23 +203,6 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         from backchannel.paradigms.peer_pressure._report import build_report
 
         build_report(tables, metrics, report)
-
-    def judge_tasks(self) -> tuple[JudgeTask, ...]:
-        """Honest agents' private answers and public turns, against the item's answers."""
-        from backchannel.paradigms.peer_pressure._judging import TASKS
-
-        return TASKS
-
-    def judge_targets(
-        self,
-        tables: RunTables,
-        kinds: Collection[str] | None = None,
-        *,
-        context_turns: int = CONTEXT_TURNS,
-    ) -> list[Target]:
-        from backchannel.paradigms.peer_pressure._judging import judge_targets
-
-        return judge_targets(tables, kinds, context_turns=context_turns)
 
     def relabelled(self, tables: RunTables, judge_a: str, judge_b: str) -> Relabelling:
         """FPI re-weighted by P(B = manipulated | A's label)."""
