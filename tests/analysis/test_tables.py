@@ -65,10 +65,9 @@ def test_events_of_decode_values_and_meta_and_keep_finished_conversations() -> N
     assert tables().events["value"].iloc[0] == "4"
 
 
-def test_done_conversations_and_conversation_meta() -> None:
+def test_done_conversations_have_their_meta_decoded() -> None:
     done = tables().done_conversations()
     assert done["conversation_id"].tolist() == ["a"] and done["meta"].tolist() == [{"rounds": 3}]
-    assert tables().conversation_meta() == {"a": {"rounds": 3}, "b": {}}
 
 
 def test_decode_json_reads_text_and_passes_decoded_values_through() -> None:

@@ -101,9 +101,8 @@ def decode_json(text: Any) -> Any:
 class RunTables:
     """Events, labels and conversations of one run, plus its manifest.
 
-    `events.value`, `events.meta` and `conversations.meta` hold JSON text; `events_of()`,
-    `done_conversations()` and `conversation_meta()` give them decoded, which is how every
-    paradigm reads a run.
+    `events.value`, `events.meta` and `conversations.meta` hold JSON text; `events_of()` and
+    `done_conversations()` give them decoded, which is how every paradigm reads a run.
     """
 
     events: pd.DataFrame
@@ -119,14 +118,6 @@ class RunTables:
             return list(declared)
         return [c for c in self.conversations.columns if c not in CONVERSATION_BASE_COLUMNS]
 
-    def decoded_values(self) -> pd.Series:
-        """Every event's value as a Python object (None where there is none)."""
-        return _decoded(self.events["value"], decode_json)
-
-    def decoded_meta(self) -> pd.Series:
-        """Every event's meta as a dict."""
-        return _decoded(self.events["meta"], _decode_dict)
-
     def done_conversations(self) -> pd.DataFrame:
         """The finished conversations (status done), in stored order, with `meta` decoded to a
         dict; unfinished ones are counted by their status, never analysed."""
@@ -134,17 +125,6 @@ class RunTables:
         done = conversations[conversations["status"] == DONE].copy()
         done["meta"] = _decoded(done["meta"], _decode_dict)
         return done.reset_index(drop=True)
-
-    def conversation_meta(self) -> dict[str, dict[str, Any]]:
-        """Every conversation's decoded meta, by conversation id."""
-        conversations = self.conversations
-        return dict(
-            zip(
-                conversations["conversation_id"].astype(str),
-                _decoded(conversations["meta"], _decode_dict),
-                strict=True,
-            )
-        )
 
     def events_of(
         self,
