@@ -85,8 +85,8 @@ def judge_command(
         str,
         typer.Option(
             "--kind",
-            help="One of the paradigm's judge tasks (peer_pressure: private, public; dyad: "
-            "category, stance; council: rationale), or all.",
+            help="One of the run's judge tasks (peer_pressure: private, public; dyad: "
+            "category; council: rationale), or all.",
         ),
     ] = "all",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --sample draw.")] = 0,
