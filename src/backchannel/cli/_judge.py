@@ -39,14 +39,14 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
     return _runner.experiment_client(experiment, models, run / CACHE_NAME, concurrency=concurrency)
 
 
-def _tasks(paradigm: Paradigm, run: Path | None) -> tuple[JudgeTask, ...]:
+def _tasks(paradigm: Paradigm[Any], run: Path | None) -> tuple[JudgeTask, ...]:
     """The paradigm's judge tasks; a paradigm without any is refused."""
     tasks = paradigm.judge_tasks()
     if not tasks:
         where = f"{run} is a {paradigm.name} run" if run else f"a {paradigm.name} run"
         raise ConfigError(
             f"{where}; {paradigm.name} declares no judge tasks, so there is nothing to label "
-            "or compare (a paradigm offers them through `judge_tasks`)"
+            "or compare (a paradigm offers them through its `judging` attribute)"
         )
     return tasks
 
@@ -145,7 +145,7 @@ def judge_command(
 
 
 def agreements(
-    paradigm: Paradigm, tables: RunTables, judge_a: str, judge_b: str
+    paradigm: Paradigm[Any], tables: RunTables, judge_a: str, judge_b: str
 ) -> dict[str, dict[str, Any]]:
     """Agreement of two judges per judge task, on the task's targets both labelled validly."""
     from backchannel.judges import agreement, paired_labels, target_keys
