@@ -117,9 +117,8 @@ def collect_targets(
         for event in group.sort_values("seq").to_dict(orient="records"):
             pick = choose(event, conversation["meta"])
             if pick is not None:
-                context = tuple(public[-context_turns:]) if pick.task.context else ()
-                if not context_turns:
-                    context = ()
+                shows = pick.task.context and context_turns > 0
+                context = tuple(public[-context_turns:]) if shows else ()
                 found.append(
                     Target(
                         conversation_id=conversation_id,
