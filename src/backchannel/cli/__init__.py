@@ -27,10 +27,4 @@ app.command("agree")(agree_command)
 app.command("screen")(screen_command)
 
 
-def main() -> None:
-    from backchannel._entry import main as entry
-
-    entry()
-
-
-__all__ = ["app", "main"]
+__all__ = ["app"]
