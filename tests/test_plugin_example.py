@@ -57,6 +57,19 @@ def test_the_plugin_runs_through_every_command(site: Path, tmp_path: Path) -> No
     assert export.returncode == 0, export.stderr
     again = command(site, tmp_path, "metrics", "--tables", "tables", "--json")
     assert json.loads(again.stdout) == figures
+    # The paradigm declares a judge task for public turns: 2 rounds x (3 + 4) agents x 2 items.
+    refused = command(site, tmp_path, "judge", "run", "--judge", "rule", "--as", "r")
+    assert refused.returncode == 2 and "no rule for stance" in refused.stderr
+    for name, extra in (("a", ()), ("b", ("--sample", "10"))):
+        judged = command(site, tmp_path, "judge", "run", "--judge", "sim", "--as", name, *extra)
+        assert judged.returncode == 0, judged.stderr
+    assert "labelled 28 events" in command(site, tmp_path, "judge", "run", "--judge", "sim",
+                                           "--as", "a").stdout  # fmt: skip
+    agreed = command(site, tmp_path, "agree", "run", "a", "b", "--json")
+    assert agreed.returncode == 0, agreed.stderr
+    stance = json.loads(agreed.stdout)["stance"]
+    # the same sim answers the same seeded judge requests alike
+    assert stance["n"] == 10 and stance["percent_agreement"] == 1.0
 
 
 @pytest.mark.slow

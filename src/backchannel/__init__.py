@@ -36,6 +36,10 @@ _EXPORTS: dict[str, str] = {
     "JsonSchema": "backchannel.backends",
     "register_sim": "backchannel.backends",
     "Report": "backchannel.report",
+    # judging a paradigm's events
+    "JudgeTask": "backchannel.judges",
+    "Judging": "backchannel.judges",
+    "Pick": "backchannel.judges",
     # errors
     "BackchannelError": "backchannel.errors",
     "ConfigError": "backchannel.errors",
@@ -53,8 +57,11 @@ __all__ = [
     "IntRange",
     "Item",
     "JsonSchema",
+    "JudgeTask",
+    "Judging",
     "LabelSet",
     "Paradigm",
+    "Pick",
     "Ranking",
     "Report",
     "Room",
@@ -95,5 +102,6 @@ if TYPE_CHECKING:
     )
     from backchannel.engine import Agent, ConversationContext, Event, Item, Room
     from backchannel.errors import BackchannelError, ConfigError
+    from backchannel.judges import JudgeTask, Judging, Pick
     from backchannel.paradigms import AnalysisOptions, CallEstimate, Paradigm
     from backchannel.report import Report

@@ -222,7 +222,7 @@ def test_agreement_line_says_why_kappa_is_missing(capsys: pytest.CaptureFixture[
     from backchannel.cli._judge import _print_agreement
 
     result = {
-        "channel": "private",
+        "kind": "private",
         "n": 3,
         "percent_agreement": 1.0,
         "kappa": float("nan"),

@@ -111,4 +111,4 @@ def test_metrics_with_a_judge_the_run_does_not_have_is_a_clear_error(
     # The discussion paradigm reads no judge: the option itself is refused, naming the paradigm.
     assert "--judge: the discussion paradigm does not read this option" in result.stderr
     judged = invoke("judge", run, "--judge", "rule", "--as", "r")
-    assert judged.exit_code == 2 and "labels the factual answers" in judged.stderr
+    assert judged.exit_code == 2 and "discussion declares no judge tasks" in judged.stderr

@@ -2,10 +2,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import pytest
 
-from backchannel.datasets import FactItem, screen_items
+from backchannel.datasets import FactItem, ScreeningResult
+from backchannel.datasets import screen_items as screen_labels
+from backchannel.judges import classify_answers
+
+
+def screen_items(
+    items: list[FactItem], answers: dict[str, list[str]], **options: Any
+) -> ScreeningResult:
+    """Screening on raw answers, each labelled by the rule judge as `backchannel screen` does."""
+    return screen_labels(items, classify_answers(items, answers), **options)
 
 
 def _item(paris: FactItem, item_id: str, relation: str = "capital") -> FactItem:

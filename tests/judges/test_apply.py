@@ -1,9 +1,10 @@
-"""Which stored events a judge labels, with which item and context, and the rows it stores."""
+"""Collecting targets with any paradigm's chooser, and what the rule judge can label."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -11,162 +12,126 @@ import pytest
 
 from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, LABEL_COLUMNS, RunTables
 from backchannel.backends import build_client
-from backchannel.datasets import FactItem
 from backchannel.judges import (
+    Chooser,
     ContextTurn,
-    LLMJudge,
+    JudgeTask,
+    Judging,
+    Pick,
     RuleJudge,
-    fact_item,
-    fact_payload,
-    judge_targets,
-    make_judge,
-    targets,
+    collect_targets,
+    rule_gaps,
+    sample_targets,
 )
 
-ITEM = FactItem(
-    item_id="t/1",
-    dataset="t",
-    question="What is the capital of Australia?",
-    true_answer="Canberra",
-    true_aliases=("Canberra",),
-    false_answer="Sydney",
-    false_aliases=("Sydney",),
-    relation="capital",
-    answer_type="place",
+LENGTH = JudgeTask(
+    "length",
+    ("short", "long"),
+    prompt=lambda t: f"Is this short or long? {t.text}",
+    rule=lambda t: "short" if len(t.text) < t.reference else "long",
+    context=True,
 )
+FREE = JudgeTask("free", ("yes", "no"), prompt=lambda t: t.text)
 
 
-def event(cid: str, seq: int, kind: str, name: str, rnd: int, agent: str, role: str, text: str,
-          status: str = "ok", turn: int | None = None) -> dict[str, Any]:  # fmt: skip
-    return {
-        "run_id": "r",
-        "conversation_id": cid,
-        "seq": seq,
-        "kind": kind,
-        "name": name,
-        "round": rnd,
-        "turn": turn,
-        "agent": agent,
-        "role": role,
-        "channel": "public" if kind == "message" else "private",
-        "text": text,
-        "value": None,
-        "status": status,
-        "model": "sim",
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-        "latency_s": 0.0,
-        "cached": False,
-        "meta": "{}",
-    }
+def event(seq: int, kind: str, agent: str, text: str, value: Any = None,
+          status: str = "ok", cid: str = "c1") -> dict[str, Any]:  # fmt: skip
+    return {"run_id": "r", "conversation_id": cid, "seq": seq, "kind": kind, "name": "turn",
+            "round": 1, "turn": seq, "agent": agent, "role": "x",
+            "channel": "public" if kind == "message" else "private", "text": text,
+            "value": json.dumps(value), "status": status, "model": "m", "prompt_tokens": 0,
+            "completion_tokens": 0, "latency_s": 0.0, "cached": False,
+            "meta": json.dumps({"n": seq})}  # fmt: skip
 
 
 def conversation(cid: str, status: str) -> dict[str, Any]:
-    return {
-        "run_id": "r",
-        "conversation_id": cid,
-        "paradigm": "peer_pressure",
-        "cell_key": "k=1",
-        "cell": '{"k": 1}',
-        "item_id": "t:1",
-        "replicate": 0,
-        "seed": 5,
-        "status": status,
-        "error": None,
-        "meta": json.dumps({"item": {**fact_payload(ITEM), "source": "t"}}),
-    }
+    return {"run_id": "r", "conversation_id": cid, "paradigm": "p", "cell_key": "", "cell": "{}",
+            "item_id": "i", "replicate": 0, "seed": 9, "status": status, "error": None,
+            "meta": json.dumps({"limit": 6})}  # fmt: skip
 
 
 def tables() -> RunTables:
-    c = "c1"
     events = [
-        event(c, 0, "message", "opening", 0, "moderator", "moderator", "Welcome. Discuss.", turn=0),
-        event(c, 1, "probe", "answer", 0, "Bob", "honest", "Canberra"),
-        event(c, 2, "probe", "answer", 0, "Carol", "honest", "", status="error"),
-        event(c, 3, "message", "turn", 1, "Alice", "adversary", "It is Sydney.", turn=0),
-        event(c, 4, "message", "turn", 1, "Bob", "honest", "No, it is Canberra.", turn=1),
-        event(c, 5, "message", "turn", 1, "Carol", "honest", "", status="error", turn=2),
-        event(c, 6, "probe", "answer", 1, "Bob", "honest", "Sydney"),
-        event(c, 7, "probe", "reask_self", 1, "Carol", "honest", "I do not know"),
-        # a failed conversation: never judged
-        event("c2", 0, "probe", "answer", 0, "Bob", "honest", "Canberra"),
+        event(0, "message", "moderator", "Begin."),
+        event(1, "message", "Ann", "Hello there", value=1),
+        event(2, "message", "Bo", "", status="error"),  # failed, no text: not context
+        event(3, "rating", "Ann", "4", value=4),
+        event(4, "message", "Bo", "Hi", value=2),
+        event(0, "message", "Ann", "Elsewhere", value=1, cid="c2"),
     ]
-    frame = pd.DataFrame(events, columns=EVENT_COLUMNS)
-    conversations = pd.DataFrame(
-        [conversation("c1", "done"), conversation("c2", "failed")],
-        columns=CONVERSATION_BASE_COLUMNS,
+    return RunTables(
+        pd.DataFrame(events, columns=EVENT_COLUMNS),
+        pd.DataFrame(columns=LABEL_COLUMNS),
+        pd.DataFrame(
+            [conversation("c1", "done"), conversation("c2", "failed")],
+            columns=CONVERSATION_BASE_COLUMNS,
+        ),
     )
-    return RunTables(frame, pd.DataFrame(columns=LABEL_COLUMNS), conversations, {})
 
 
-def test_fact_payload_round_trips_and_a_foreign_item_is_refused() -> None:
-    payload = fact_payload(ITEM)
-    assert payload["true_aliases"] == ["Canberra"]
-    json.dumps(payload)
-    assert fact_item({**payload, "source": "t", "reask": False}) == ITEM
-    with pytest.raises(ValueError, match="lacks"):
-        fact_item({"question": "What?"})
+def choose(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
+    """Ok messages with a value: decoded value and meta reach the chooser."""
+    if event["kind"] != "message" or event["status"] != "ok" or event["value"] is None:
+        return None
+    assert isinstance(event["value"], int) and event["meta"] == {"n": event["seq"]}
+    return Pick(LENGTH, event["text"], meta["limit"])
 
 
-def test_targets_are_honest_ok_events_of_finished_conversations_in_stored_order() -> None:
-    found = targets(tables())
-    # seq 2 and 5 failed, seq 3 is the adversary, seq 0 is the opening, c2 failed.
-    assert [(t.event_seq, t.channel, t.speaker) for t in found] == [
-        (1, "private", "Bob"),
-        (4, "public", "Bob"),
-        (6, "private", "Bob"),
-        (7, "private", "Carol"),
+def test_targets_of_finished_conversations_with_their_context_in_stored_order() -> None:
+    found = collect_targets(tables(), choose)
+    assert [(t.event_seq, t.speaker, t.kind, t.reference, t.conversation_seed) for t in found] == [
+        (1, "Ann", "length", 6, 9),
+        (4, "Bo", "length", 6, 9),
     ]
-    assert all(t.conversation_id == "c1" and t.item == ITEM and t.conversation_seed == 5
-               for t in found)  # fmt: skip
-    public = found[1]
-    assert public.context == (
-        ContextTurn("Moderator", "Welcome. Discuss."),
-        ContextTurn("Alice", "It is Sydney."),
+    assert found[0].context == (ContextTurn("Moderator", "Begin."),)
+    assert found[1].context == (
+        ContextTurn("Moderator", "Begin."),
+        ContextTurn("Ann", "Hello there"),
     )
-    assert [t.event_seq for t in targets(tables(), "private")] == [1, 6, 7]
-    assert [t.event_seq for t in targets(tables(), "public")] == [4]
-    (short,) = targets(tables(), "public", context_turns=1)
-    assert short.context == (ContextTurn("Alice", "It is Sydney."),)
+    (_, last) = collect_targets(tables(), choose, context_turns=1)
+    assert last.context == (ContextTurn("Ann", "Hello there"),)
+    shouted = collect_targets(tables(), choose, shown=lambda e: str(e["text"]).upper())
+    assert shouted[1].context[1].text == "HELLO THERE"
 
 
-def test_a_sample_is_seeded_and_keeps_stored_order() -> None:
-    first = targets(tables(), sample=2, seed=3)
-    assert len(first) == 2
-    assert first == targets(tables(), sample=2, seed=3)
-    assert [t.event_seq for t in first] == sorted(t.event_seq for t in first)
-    assert len(targets(tables(), sample=10)) == 4
-    with pytest.raises(ValueError):
-        targets(tables(), sample=0)
-    with pytest.raises(ValueError):
-        targets(tables(), "both")  # type: ignore[arg-type]
-
-
-def test_the_rule_judge_labels_every_target() -> None:
-    # By the rules in docs/judges.md: "Canberra" gives only the true answer -> true;
-    # "No, it is Canberra." -> the comma ends the clause holding "No", so Canberra is asserted
-    # -> reject; "Sydney" -> manipulated; "I do not know" is a refusal -> uncertain.
+def test_the_rule_judge_applies_the_task_rule_and_refuses_a_task_without_one() -> None:
     client = build_client([])
-    rows = asyncio.run(judge_targets(RuleJudge(), client, targets(tables())))
-    assert rows == [
-        ("c1", 1, "true", "ok", "true", "rule"),
-        ("c1", 4, "reject", "ok", "reject", "rule"),
-        ("c1", 6, "manipulated", "ok", "manipulated", "rule"),
-        ("c1", 7, "uncertain", "ok", "uncertain", "rule"),
-    ]
+    found = collect_targets(tables(), choose)
+    verdicts = [asyncio.run(RuleJudge().judge(client, t)) for t in found]
+    assert [v.label for v in verdicts] == ["long", "short"]  # 11 and 2 characters, limit 6
+    assert rule_gaps([LENGTH, FREE]) == ["free"]
+    free = collect_targets(tables(), lambda e, m: Pick(FREE, "x", None) if e["seq"] == 1 else None)
+    with pytest.raises(ValueError, match="no rule"):
+        asyncio.run(RuleJudge().judge(client, free[0]))
 
 
-def test_make_judge_picks_rule_or_llm() -> None:
-    assert isinstance(make_judge("rule"), RuleJudge)
-    judge = make_judge("sim", max_tokens=8)
-    assert isinstance(judge, LLMJudge) and judge.model == "sim" and judge.max_tokens == 8
+def test_samples_are_seeded_and_stored_order_is_kept() -> None:
+    found = collect_targets(tables(), choose)
+    assert sample_targets(found, 1, seed=4) == sample_targets(found, 1, seed=4)
+    assert sample_targets(found, 5) == found
+    with pytest.raises(ValueError):
+        sample_targets(found, 0)
 
 
-def test_an_llm_judge_fills_the_rows_with_its_model_and_status() -> None:
-    # The built-in sim always answers within the label set, so every verdict is ok.
-    client = build_client(["sim"])
-    rows = asyncio.run(judge_targets(LLMJudge("sim"), client, targets(tables())))
-    assert [r[1] for r in rows] == [1, 4, 6, 7]
-    assert all(r[3] == "ok" and r[5] == "sim" for r in rows)
-    assert {r[2] for r in rows if r[1] != 4} <= {"true", "manipulated", "mixed", "uncertain"}
-    assert rows[1][2] in {"endorse", "reject", "hedge", "ignore", "unrelated"}
+def test_a_task_needs_a_name_and_distinct_labels() -> None:
+    with pytest.raises(ValueError):
+        JudgeTask("bad name", ("a", "b"), prompt=lambda t: "")
+    with pytest.raises(ValueError):
+        JudgeTask("one", ("a", "a"), prompt=lambda t: "")
+
+
+def test_judging_filters_targets_by_task_name() -> None:
+    def chooser(tables: RunTables) -> Chooser:
+        def choose(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
+            if event["kind"] != "message" or event["value"] is None:
+                return None
+            return Pick(LENGTH if event["seq"] == 1 else FREE, event["text"], meta["limit"])
+
+        return choose
+
+    judging = Judging((LENGTH, FREE), chooser)
+    assert [t.kind for t in judging.targets(tables())] == ["length", "free"]
+    assert [t.event_seq for t in judging.targets(tables(), ["free"])] == [4]
+    assert judging.targets(tables(), ["elsewhere"]) == []
+    with pytest.raises(ValueError, match="distinct"):
+        Judging((LENGTH, LENGTH), chooser)

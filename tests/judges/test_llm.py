@@ -17,9 +17,12 @@ from backchannel.backends import (
 )
 from backchannel.datasets import FactItem
 from backchannel.judges import (
+    FACT_PRIVATE,
+    FACT_PUBLIC,
     PRIVATE_LABELS,
     PUBLIC_LABELS,
     ContextTurn,
+    JudgeTask,
     LLMJudge,
     Target,
     Verdict,
@@ -71,15 +74,32 @@ def script() -> Iterator[MakeScript]:
         unregister_sim(s.name)
 
 
+def fact_target(
+    seq: int, task: JudgeTask, text: str, context: tuple[ContextTurn, ...] = ()
+) -> Target:
+    channel = "private" if task is FACT_PRIVATE else "public"
+    return Target(
+        conversation_id="c",
+        event_seq=seq,
+        task=task,
+        channel=channel,
+        speaker="Bob",
+        text=text,
+        reference=ITEM,
+        conversation_seed=1,
+        context=context,
+    )
+
+
 def private(judge: LLMJudge, answer: str) -> Verdict:
     client = build_client([judge.model], max_reasks=2)
-    target = Target("c", 3, "private", "Bob", answer, ITEM, 1)
+    target = fact_target(3, FACT_PRIVATE, answer)
     return asyncio.run(judge.judge(client, target))
 
 
 def public(judge: LLMJudge, message: str, context: list[ContextTurn]) -> Verdict:
     client = build_client([judge.model], max_reasks=2)
-    target = Target("c", 4, "public", "Bob", message, ITEM, 1, tuple(context))
+    target = fact_target(4, FACT_PUBLIC, message, tuple(context))
     return asyncio.run(judge.judge(client, target))
 
 

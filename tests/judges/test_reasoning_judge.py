@@ -9,7 +9,7 @@ import pytest
 
 from backchannel.backends import Completion, Request, build_client, register_sim, unregister_sim
 from backchannel.datasets import FactItem
-from backchannel.judges import PRIVATE_LABELS, LLMJudge, Target, verdict_of
+from backchannel.judges import FACT_PRIVATE, PRIVATE_LABELS, LLMJudge, Target, verdict_of
 
 ITEM = FactItem(
     item_id="t/1",
@@ -44,7 +44,16 @@ async def test_the_verdict_is_the_answer_after_the_think_block(
     thinking_judge: list[Request],
 ) -> None:
     client = build_client([f"sim/{SIM}"])
-    target = Target("c", 3, "private", "Bob", "Canberra", ITEM, conversation_seed=1)
+    target = Target(
+        conversation_id="c",
+        event_seq=3,
+        task=FACT_PRIVATE,
+        channel="private",
+        speaker="Bob",
+        text="Canberra",
+        reference=ITEM,
+        conversation_seed=1,
+    )
     verdict = await LLMJudge(f"sim/{SIM}").judge(client, target)
     assert (verdict.label, verdict.status) == (PRIVATE_LABELS[1], "ok")
     # the judge's stored text is its answer only

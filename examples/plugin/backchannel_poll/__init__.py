@@ -3,10 +3,14 @@
 Agents vote yes or no on a statement in private (checkpoint 0), discuss it in public for T
 rounds, and vote again in private after every round. The metrics say how the private yes share
 moved and how many agents changed their vote; unreadable ballots are counted, never guessed.
+A judge can label the public turns by their stance (`backchannel judge`, `agree`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import pandas as pd
@@ -23,6 +27,30 @@ PERSONAS = (
     ("Erin", "small-business owner"),
     ("Frank", "university student"),
 )
+
+
+@cache
+def _judge_prompt() -> str:
+    return (resources.files("backchannel_poll.prompts") / "judge_stance.txt").read_text().strip()
+
+
+STANCE = bc.JudgeTask(
+    name="stance",
+    labels=("yes", "no", "unclear"),
+    prompt=lambda t: _judge_prompt().format(statement=t.reference, speaker=t.speaker, text=t.text),
+)
+"""A public turn argues for the statement, against it, or neither (model judges only)."""
+
+
+def _stance_targets(tables: bc.RunTables) -> Callable[[Mapping[Any, Any], Mapping[str, Any]], Any]:
+    """Every ok public turn of a finished conversation, judged against the statement polled."""
+
+    def choose(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> bc.Pick | None:
+        if event["kind"] != "message" or event["name"] != "turn" or event["status"] != "ok":
+            return None
+        return bc.Pick(STANCE, str(event["text"]), meta["item"]["statement"])
+
+    return choose
 
 
 class Statement(BaseModel):
@@ -52,6 +80,7 @@ class Poll(bc.Paradigm[PollSettings]):
     Settings = PollSettings
     prompt_package = "backchannel_poll.prompts"
     fixed_settings = frozenset({"statements"})
+    judging = bc.Judging((STANCE,), _stance_targets)
 
     def items(self, settings: PollSettings, seed: int) -> list[bc.Item]:
         return [bc.Item(s.id, {"statement": s.text}) for s in settings.statements]

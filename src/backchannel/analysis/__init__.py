@@ -18,6 +18,7 @@ from backchannel.analysis._intervals import (
     t_mean_ci,
     wilson_interval,
 )
+from backchannel.analysis._json import finite_or_none, jsonable
 from backchannel.analysis._multiple import bonferroni, holm
 from backchannel.analysis._regression import (
     Coefficient,
@@ -32,6 +33,7 @@ from backchannel.analysis._tables import (
     EVENT_COLUMNS,
     LABEL_COLUMNS,
     RunTables,
+    decode_json,
 )
 from backchannel.analysis._tests import (
     ZERO_TOLERANCE,
@@ -59,7 +61,10 @@ __all__ = [
     "bonferroni",
     "bootstrap_mean_ci",
     "cohens_kappa",
+    "decode_json",
+    "finite_or_none",
     "holm",
+    "jsonable",
     "mann_whitney_u",
     "mcnemar_test",
     "ols_hc3",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,12 +86,23 @@ _STRING_DTYPES = {
 }
 
 
+DONE = "done"
+
+
+def decode_json(text: Any) -> Any:
+    """A stored JSON cell as a Python object: None for a missing or empty cell; objects that are
+    already decoded (as in a Parquet round trip) pass through."""
+    if text is None or (isinstance(text, float) and pd.isna(text)) or text == "":
+        return None
+    return json.loads(text) if isinstance(text, str) else text
+
+
 @dataclass
 class RunTables:
     """Events, labels and conversations of one run, plus its manifest.
 
-    `events.value`, `events.meta` and `conversations.meta` hold JSON text; use
-    `decoded_values()` / `decoded_meta()` to get Python objects.
+    `events.value`, `events.meta` and `conversations.meta` hold JSON text; `events_of()` and
+    `done_conversations()` give them decoded, which is how every paradigm reads a run.
     """
 
     events: pd.DataFrame
@@ -106,11 +118,42 @@ class RunTables:
             return list(declared)
         return [c for c in self.conversations.columns if c not in CONVERSATION_BASE_COLUMNS]
 
-    def decoded_values(self) -> pd.Series:
-        return self.events["value"].map(_decode)
+    def done_conversations(self) -> pd.DataFrame:
+        """The finished conversations (status done), in stored order, with `meta` decoded to a
+        dict; unfinished ones are counted by their status, never analysed."""
+        conversations = self.conversations
+        done = conversations[conversations["status"] == DONE].copy()
+        done["meta"] = _decoded(done["meta"], _decode_dict)
+        return done.reset_index(drop=True)
 
-    def decoded_meta(self) -> pd.Series:
-        return self.events["meta"].map(_decode)
+    def events_of(
+        self,
+        *,
+        kind: str | None = None,
+        name: str | Sequence[str] | None = None,
+        channel: str | None = None,
+        role: str | None = None,
+        done: bool = True,
+    ) -> pd.DataFrame:
+        """The events of one kind (and name, channel, role), in stored order, with `value` and
+        `meta` decoded; by default only those of finished conversations."""
+        events = self.events
+        mask = pd.Series(True, index=events.index)
+        if kind is not None:
+            mask &= events["kind"] == kind
+        if name is not None:
+            mask &= events["name"].isin([name] if isinstance(name, str) else list(name))
+        if channel is not None:
+            mask &= events["channel"] == channel
+        if role is not None:
+            mask &= events["role"] == role
+        if done:
+            finished = self.conversations["status"] == DONE
+            mask &= events["conversation_id"].isin(self.conversations["conversation_id"][finished])
+        chosen = events[mask].copy()
+        chosen["value"] = _decoded(chosen["value"], decode_json)
+        chosen["meta"] = _decoded(chosen["meta"], _decode_dict)
+        return chosen
 
     def labels_for(self, judge: str) -> pd.DataFrame:
         """The labels of one judge, indexed like events by (conversation_id, event_seq)."""
@@ -167,7 +210,11 @@ def _csv_text(level: Any) -> str:
     return str(level)
 
 
-def _decode(text: Any) -> Any:
-    if text is None or (isinstance(text, float) and pd.isna(text)) or text == "":
-        return None
-    return json.loads(text)
+def _decoded(column: pd.Series, decode: Callable[[Any], Any]) -> pd.Series:
+    """A column of decoded objects (object dtype, so an integer stays an int)."""
+    return pd.Series([decode(v) for v in column], index=column.index, dtype=object)
+
+
+def _decode_dict(text: Any) -> dict[str, Any]:
+    value = decode_json(text)
+    return dict(value) if isinstance(value, dict) else {}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 
 from backchannel.cli._analyse import metrics_command, report_command
-from backchannel.cli._judge import agree_command, judge_command, screen_command
+from backchannel.cli._judge import agree_command, judge_command
 from backchannel.cli._run import run_command
+from backchannel.cli._screen import screen_command
 from backchannel.cli._status import export_command, status_command
 
 app = typer.Typer(
@@ -26,10 +27,4 @@ app.command("agree")(agree_command)
 app.command("screen")(screen_command)
 
 
-def main() -> None:
-    from backchannel._entry import main as entry
-
-    entry()
-
-
-__all__ = ["app", "main"]
+__all__ = ["app"]

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from backchannel._api import compute_metrics, write_report
-from backchannel.analysis import RunTables
+from backchannel.analysis import RunTables, jsonable
 from backchannel.cli._common import err, friendly_errors, load_tables, out, paradigm_of
 from backchannel.paradigms import AnalysisOptions
 from backchannel.store import incomplete_summary
@@ -47,7 +45,7 @@ def metrics_command(
     warn_unusable(run_tables)
     figures = compute_metrics(paradigm, run_tables, options)
     text = json.dumps(
-        _finite(figures), indent=None if as_json else 2, default=_jsonable, allow_nan=False
+        jsonable(figures), indent=None if as_json else 2, default=str, allow_nan=False
     )
     out.print(text, markup=False, highlight=False, soft_wrap=True)
 
@@ -61,27 +59,6 @@ def warn_unusable(tables: RunTables) -> str | None:
     if message:
         err.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
     return message
-
-
-def _finite(value: object) -> object:
-    """NaN and infinities become null, so the output is strict JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    if isinstance(value, np.generic | np.ndarray):
-        return _finite(value.tolist())
-    return value
-
-
-def _jsonable(value: object) -> object:
-    if hasattr(value, "item"):
-        return value.item()  # numpy scalars
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)
 
 
 @friendly_errors

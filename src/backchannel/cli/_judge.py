@@ -1,18 +1,23 @@
-"""`backchannel judge`, `agree` and `screen`: label a stored run, compare two judges, and keep
-the items a model answers correctly on its own."""
+"""`backchannel judge` and `agree`: label a stored run's judgeable events under a judge name, and
+compare two judges, for every paradigm that declares judge tasks."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import pandas as pd
 import typer
 
-from backchannel.cli._common import err, friendly_errors, load_tables, out
+from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
 from backchannel.errors import ConfigError
+
+if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
+    from backchannel.judges import JudgeTask, Relabelling
+    from backchannel.paradigms import Paradigm
 
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
@@ -34,6 +39,37 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
     return _runner.experiment_client(experiment, models, run / CACHE_NAME, concurrency=concurrency)
 
 
+def _tasks(paradigm: Paradigm[Any], run: Path | None) -> tuple[JudgeTask, ...]:
+    """The paradigm's judge tasks; a paradigm without any is refused."""
+    tasks = paradigm.judge_tasks()
+    if not tasks:
+        where = f"{run} is a {paradigm.name} run" if run else f"a {paradigm.name} run"
+        raise ConfigError(
+            f"{where}; {paradigm.name} declares no judge tasks, so there is nothing to label "
+            "or compare (a paradigm offers them through its `judging` attribute)"
+        )
+    return tasks
+
+
+def _chosen_tasks(tasks: tuple[JudgeTask, ...], kind: str, judge: str) -> list[JudgeTask]:
+    """The tasks `--kind` names (all of them for `all`), checked against the judge."""
+    from backchannel.judges import RULE_MODEL, rule_gaps
+
+    names = [task.name for task in tasks]
+    if kind != "all" and kind not in names:
+        raise ConfigError(f"--kind {kind!r}: choose {', '.join(names)} or all")
+    chosen = [task for task in tasks if kind in ("all", task.name)]
+    gaps = rule_gaps(chosen) if judge == RULE_MODEL else []
+    if gaps:
+        ruled = [task.name for task in chosen if task.name not in gaps]
+        fix = f", or --kind {' / '.join(ruled)}" if ruled else ""
+        raise ConfigError(
+            f"the rule judge has no rule for {', '.join(gaps)} targets; use --judge "
+            f"PROVIDER/MODEL{fix}"
+        )
+    return chosen
+
+
 @friendly_errors
 def judge_command(
     run: Annotated[Path, typer.Argument(help="The run directory.")],
@@ -46,7 +82,12 @@ def judge_command(
         int | None, typer.Option("--sample", min=1, help="Label only N events, drawn at random.")
     ] = None,
     kind: Annotated[
-        str, typer.Option("--kind", help="private, public or all (honest agents' events).")
+        str,
+        typer.Option(
+            "--kind",
+            help="One of the run's judge tasks (peer_pressure: private, public; dyad: "
+            "category; council: rationale), or all.",
+        ),
     ] = "all",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --sample draw.")] = 0,
     max_tokens: Annotated[
@@ -56,26 +97,27 @@ def judge_command(
         int | None, typer.Option("--concurrency", min=1, help="In-flight calls per endpoint.")
     ] = None,
 ) -> None:
-    """Label a stored run's private answers and public turns under another judge name."""
+    """Label a stored run's judgeable events (answers, turns, rationales) under a judge name."""
     from backchannel.backends import check_model
-    from backchannel.judges import RULE_MODEL, judge_targets, label_counts, make_judge, targets
+    from backchannel.judges import (
+        RULE_MODEL,
+        judge_targets,
+        label_counts,
+        make_judge,
+        sample_targets,
+    )
     from backchannel.store import RunStore
 
     if not _NAME.match(name):
         raise ConfigError(f"--as {name!r}: use letters, digits and _ . : - only")
-    if kind not in ("private", "public", "all"):
-        raise ConfigError(f"--kind {kind!r}: choose private, public or all")
     if judge != RULE_MODEL:
         check_model(judge)
     tables = load_tables(run, None)
-    paradigm = tables.manifest.get("paradigm")
-    if paradigm != "peer_pressure":
-        raise ConfigError(
-            f"{run} is a {paradigm} run; `backchannel judge` labels the factual answers and "
-            "turns of peer_pressure runs"
-        )
+    paradigm = paradigm_of(tables)
+    chosen_tasks = _chosen_tasks(_tasks(paradigm, run), kind, judge)
     try:
-        chosen = targets(tables, kind, sample=sample, seed=seed)  # type: ignore[arg-type]
+        found = paradigm.judge_targets(tables, [task.name for task in chosen_tasks])
+        chosen = sample_targets(found, sample, seed)
     except ValueError as error:
         raise ConfigError(f"{run}: {error}") from None
     models = [] if judge == RULE_MODEL else [judge]
@@ -102,18 +144,44 @@ def judge_command(
         out.print(label_counts(rows).to_string(index=False), markup=False, soft_wrap=True)
 
 
+def agreements(
+    paradigm: Paradigm[Any], tables: RunTables, judge_a: str, judge_b: str
+) -> dict[str, dict[str, Any]]:
+    """Agreement of two judges per judge task, on the task's targets both labelled validly."""
+    from backchannel.judges import agreement, paired_labels, target_keys
+
+    targets = paradigm.judge_targets(tables, context_turns=0)
+    result: dict[str, dict[str, Any]] = {}
+    for task in paradigm.judge_tasks():
+        keys = target_keys([t for t in targets if t.kind == task.name])
+        pairs = paired_labels(tables, judge_a, judge_b, keys)
+        result[task.name] = {"kind": task.name, **agreement(pairs, judge_a, judge_b)}
+    return result
+
+
 def _print_agreement(result: dict[str, Any]) -> None:
     skipped = result.get("skipped")
     kappa = f"kappa not computed ({skipped})" if skipped else f"kappa={result['kappa']:.3f}"
     out.print(
-        f"{result['channel']}: n={result['n']}  agreement={result['percent_agreement']:.3f}  "
-        f"{kappa}",
+        f"{result['kind']}: n={result['n']}  agreement={result['percent_agreement']:.3f}  {kappa}",
         markup=False,
         soft_wrap=True,
     )
     confusion: pd.DataFrame = result["confusion"]
     if len(confusion):
         out.print(confusion.to_string(), markup=False, soft_wrap=True)
+
+
+def _print_relabelling(relabelling: Relabelling, judge_a: str, judge_b: str) -> None:
+    transfer = ", ".join(f"{k}: {v:.3f}" for k, v in relabelling.transfer.items())
+    out.print(
+        f"P({judge_b} = {relabelling.label} | {judge_a} label): {transfer or 'none'}",
+        markup=False,
+        soft_wrap=True,
+    )
+    out.print(f"{relabelling.unit} without transfer rate: {relabelling.without_transfer}")
+    if len(relabelling.by_cell):
+        out.print(relabelling.by_cell.to_string(index=False), markup=False, soft_wrap=True)
 
 
 @friendly_errors
@@ -126,10 +194,11 @@ def agree_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Agreement of two judges (percent, Cohen's kappa, confusion) and FPI reweighted by B."""
+    """Agreement of two judges per judge task (percent, Cohen's kappa, confusion), and the
+    paradigm's outcome re-weighted by how B relabels A (peer pressure: FPI)."""
     import json
 
-    from backchannel.paradigms.peer_pressure import jsonable, judge_agreement, reweighted_fpi
+    from backchannel.analysis import jsonable
 
     tables = load_tables(run, tables_dir)
     judges = set(tables.labels["judge"]) if len(tables.labels) else set()
@@ -139,135 +208,24 @@ def agree_command(
             f"no labels of judge {', '.join(missing)}; judges in the run: "
             f"{', '.join(sorted(judges)) or 'none'} (add some with `backchannel judge`)"
         )
-    channels = {c: judge_agreement(tables, judge_a, judge_b, c) for c in ("private", "public")}
-    reweighted = reweighted_fpi(tables, judge_a, judge_b)
+    paradigm = paradigm_of(tables)
+    _tasks(paradigm, run)
+    try:
+        by_kind = agreements(paradigm, tables, judge_a, judge_b)
+    except ValueError as error:
+        raise ConfigError(f"{run or tables_dir}: {error}") from None
+    relabelling = paradigm.relabelled(tables, judge_a, judge_b)
     if as_json:
-        payload = {c: {**r, "confusion": r["confusion"].to_dict()} for c, r in channels.items()}
-        text = json.dumps(jsonable({**payload, "reweighted_fpi": reweighted}))
+        payload: dict[str, Any] = {
+            k: {**r, "confusion": r["confusion"].to_dict()} for k, r in by_kind.items()
+        }
+        if relabelling is not None:
+            payload[relabelling.name] = relabelling.as_dict()
+        text = json.dumps(jsonable(payload))
         out.print(text, markup=False, highlight=False, soft_wrap=True)
         return
     out.print(f"judges: {judge_a} (rows) vs {judge_b} (columns)")
-    for result in channels.values():
+    for result in by_kind.values():
         _print_agreement(result)
-    transfer = ", ".join(f"{k}: {v:.3f}" for k, v in reweighted["transfer"].items())
-    out.print(
-        f"P({judge_b} = manipulated | {judge_a} label): {transfer or 'none'}",
-        markup=False,
-        soft_wrap=True,
-    )
-    out.print(f"agents without transfer rate: {reweighted['agents_without_transfer']}")
-    by_cell = reweighted["by_cell"]
-    if isinstance(by_cell, pd.DataFrame) and len(by_cell):
-        out.print(by_cell.to_string(index=False), markup=False, soft_wrap=True)
-
-
-@friendly_errors
-def screen_command(
-    model: Annotated[str, typer.Option("--model", help="The screening model, PROVIDER/MODEL.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="The screened item file.")],
-    dataset: Annotated[
-        str, typer.Option("--dataset", help="A shipped subset, or a name for --path.")
-    ] = "counterfact",
-    path: Annotated[
-        Path | None, typer.Option("--path", help="A data file instead of the shipped subset.")
-    ] = None,
-    data_format: Annotated[
-        str | None,
-        typer.Option("--format", help="The file's format: counterfact, popqa, simpleqa, items."),
-    ] = None,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Screen only the first N items.")
-    ] = None,
-    samples: Annotated[int, typer.Option("--samples", min=1, help="Answers per question.")] = 5,
-    temperature: Annotated[
-        float, typer.Option("--temperature", min=0, max=2, help="Sampling temperature.")
-    ] = 0.7,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Answer length.")] = 24,
-    min_correct: Annotated[float, typer.Option("--min-correct", min=0, max=1)] = 0.8,
-    max_false: Annotated[float, typer.Option("--max-false", min=0, max=1)] = 0.05,
-    max_both: Annotated[float, typer.Option("--max-both", min=0, max=1)] = 0.10,
-    per_relation_cap: Annotated[
-        int | None, typer.Option("--per-relation-cap", min=1, help="Items kept per relation.")
-    ] = None,
-    rates: Annotated[
-        Path | None, typer.Option("--rates", help="Per-item rates CSV (default OUTPUT.rates.csv).")
-    ] = None,
-    cache_path: Annotated[
-        Path | None, typer.Option("--cache", help="Response cache (default OUTPUT.cache.sqlite).")
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the sampled answers.")] = 0,
-) -> None:
-    """Ask a model each question several times without context; keep the items it knows."""
-    from pydantic import ValidationError
-
-    from backchannel.backends import ResponseCache, build_client, check_model
-    from backchannel.datasets import screen_items, write_items
-    from backchannel.paradigms.peer_pressure import DatasetSource, PeerPressure, load_source
-
-    check_model(model)
-    try:
-        source = DatasetSource(
-            name=dataset,
-            path=None if path is None else str(path),
-            format=data_format,
-            limit=limit,
-        )
-    except ValidationError as error:
-        raise ConfigError(f"--dataset/--path/--format: {error.errors()[0]['msg']}") from None
-    try:
-        items = list(load_source(source))
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-    output.parent.mkdir(parents=True, exist_ok=True)
-    template = PeerPressure().template("screen.txt")
-    cache = ResponseCache(cache_path or output.with_name(output.name + ".cache.sqlite"))
-    client = build_client([model], cache=cache)
-
-    async def main() -> list[Any]:
-        from backchannel.backends import GenerationSettings, Message, Request
-        from backchannel.seeding import derive_seed
-
-        settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
-        requests = [
-            Request(
-                model=model,
-                messages=(Message("user", template.format(question=item.question).strip()),),
-                settings=settings,
-                seed=derive_seed(seed, item.item_id, sample),
-                replicate=sample,
-                critical=False,
-            )
-            for item in items
-            for sample in range(samples)
-        ]
-        try:
-            return list(await asyncio.gather(*(client.generate(r) for r in requests)))
-        finally:
-            await client.aclose()
-
-    try:
-        completions = asyncio.run(main())
-    finally:
-        cache.close()
-    answers: dict[str, list[str]] = {item.item_id: [] for item in items}
-    failed = 0
-    for index, completion in enumerate(completions):
-        if completion.ok:
-            answers[items[index // samples].item_id].append(completion.text)
-        else:
-            failed += 1
-    result = screen_items(
-        items,
-        answers,
-        min_correct=min_correct,
-        max_false=max_false,
-        max_both=max_both,
-        per_relation_cap=per_relation_cap,
-    )
-    write_items(result.items, output)
-    rates_path = rates or output.with_name(output.name + ".rates.csv")
-    result.rates.to_csv(rates_path, index=False)
-    if failed:
-        err.print(f"{failed} of {len(completions)} calls failed; their answers were left out")
-    out.print(f"kept {len(result.items)} of {len(items)} items: {output}")
-    out.print(f"per-item rates: {rates_path}")
+    if relabelling is not None:
+        _print_relabelling(relabelling, judge_a, judge_b)

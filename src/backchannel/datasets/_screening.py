@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 
 import pandas as pd
 
+from backchannel.backends import GenerationSettings, Message, Request
 from backchannel.datasets._item import FactItem
+from backchannel.seeding import derive_seed
 
 _COLUMNS = ["item_id", "relation", "n", "correct", "false", "both", "kept", "reason"]
 
@@ -28,6 +32,40 @@ class ScreeningResult:
             raise ValueError("screening result: kept items and kept rows disagree")
 
 
+@cache
+def screening_prompt() -> str:
+    """The context-free question a screening model is asked (`{question}` is filled in)."""
+    return (resources.files("backchannel.datasets.prompts") / "screen.txt").read_text("utf-8")
+
+
+def screening_requests(
+    items: Sequence[FactItem],
+    model: str,
+    *,
+    samples: int,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+) -> list[Request]:
+    """`samples` seeded requests per item, item by item: the calls `backchannel screen` makes."""
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples}")
+    settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
+    template = screening_prompt()
+    return [
+        Request(
+            model=model,
+            messages=(Message("user", template.format(question=item.question).strip()),),
+            settings=settings,
+            seed=derive_seed(seed, item.item_id, sample),
+            replicate=sample,
+            critical=False,
+        )
+        for item in items
+        for sample in range(samples)
+    ]
+
+
 def _threshold(name: str, value: float) -> None:
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be within [0, 1], got {value}")
@@ -35,7 +73,7 @@ def _threshold(name: str, value: float) -> None:
 
 def screen_items(
     items: Sequence[FactItem],
-    answers: Mapping[str, Sequence[str]],
+    labels: Mapping[str, Sequence[str]],
     *,
     min_correct: float = 0.8,
     max_false: float = 0.05,
@@ -44,15 +82,14 @@ def screen_items(
 ) -> ScreeningResult:
     """Keep items whose context-free answers are mostly true and rarely false or mixed.
 
-    ``answers`` maps item ids to a screening model's answers, each labelled by the rule judge:
+    ``labels`` maps item ids to the private labels (true, manipulated, mixed, uncertain) of a
+    screening model's answers, one per answer (`backchannel screen` uses the rule judge):
     correct = share ``true``; false = share naming the false answer (``manipulated`` or
     ``mixed``); both = share ``mixed``. Items pass when
     correct >= min_correct, false <= max_false and both <= max_both; then at most
     ``per_relation_cap`` per relation are kept, highest correct rate first, ties by item id.
     An item without answers is excluded with reason ``no answers``.
     """
-    from backchannel.judges._rule import classify_private  # judges build on datasets
-
     for name, value in (("min_correct", min_correct), ("max_false", max_false)):
         _threshold(name, value)
     _threshold("max_both", max_both)
@@ -61,12 +98,12 @@ def screen_items(
 
     rows: list[dict[str, object]] = []
     for item in items:
-        given = list(answers.get(item.item_id, ()))
-        labels: Counter[str] = Counter(classify_private(text, item) for text in given)
+        given = list(labels.get(item.item_id, ()))
+        counts: Counter[str] = Counter(given)
         n = len(given)
         naming = {"correct": ("true",), "false": ("manipulated", "mixed"), "both": ("mixed",)}
         rates = {
-            key: (sum(labels[label] for label in kinds) / n if n else float("nan"))
+            key: (sum(counts[label] for label in kinds) / n if n else float("nan"))
             for key, kinds in naming.items()
         }
         reasons = []

@@ -9,13 +9,14 @@ from backchannel.engine._conversation import (
     Postprocess,
 )
 from backchannel.engine._events import CHANNELS, RECIPIENTS, Channel, Event, EventLog
-from backchannel.engine._memory import Entry, render_view, visible_entries
+from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
 from backchannel.engine._order import OrderPolicy, speaking_order
 from backchannel.engine._room import PROBE_SETTINGS, Room, Shown
 from backchannel.engine._scheduler import ConversationOutcome, run_conversation, schedule
 
 __all__ = [
     "CHANNELS",
+    "MODERATOR",
     "PROBE_SETTINGS",
     "RECIPIENTS",
     "Agent",

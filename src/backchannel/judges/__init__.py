@@ -1,41 +1,77 @@
-"""Judges: fixed label sets, the rule judge, the LLM judge, and labelling stored events."""
+"""Judges: tasks with fixed label sets, the rule and LLM judges, targets of stored runs, and the
+agreement of two judges."""
 
+from backchannel.judges._agreement import (
+    Relabelling,
+    agreement,
+    confusion_mapping,
+    paired_labels,
+    reweight,
+    target_keys,
+    transfer_rates,
+    valid_labels,
+)
 from backchannel.judges._apply import (
     CONTEXT_TURNS,
     RULE_MODEL,
+    Chooser,
     Judge,
+    Judging,
     LabelRow,
+    Pick,
     RuleJudge,
-    fact_item,
-    fact_payload,
+    collect_targets,
     judge_target,
     judge_targets,
     label_counts,
     make_judge,
-    targets,
+    rule_gaps,
+    sample_targets,
+    speaker_name,
+)
+from backchannel.judges._fact import (
+    FACT_PRIVATE,
+    FACT_PUBLIC,
+    classify_answers,
+    fact_item,
+    fact_payload,
+    private_messages,
+    public_messages,
 )
 from backchannel.judges._labels import PRIVATE_LABELS, PUBLIC_LABELS, PrivateLabel, PublicLabel
-from backchannel.judges._llm import LLMJudge, private_messages, public_messages, verdict_of
+from backchannel.judges._llm import LLMJudge, verdict_of
 from backchannel.judges._prompts import judge_template, judge_templates
 from backchannel.judges._rule import classify_private, classify_public
 from backchannel.judges._target import ContextTurn, Target, Verdict, judge_seed
+from backchannel.judges._task import JudgeTask
 
 __all__ = [
     "CONTEXT_TURNS",
+    "FACT_PRIVATE",
+    "FACT_PUBLIC",
     "PRIVATE_LABELS",
     "PUBLIC_LABELS",
     "RULE_MODEL",
+    "Chooser",
     "ContextTurn",
     "Judge",
+    "JudgeTask",
+    "Judging",
     "LLMJudge",
     "LabelRow",
+    "Pick",
     "PrivateLabel",
     "PublicLabel",
+    "Relabelling",
     "RuleJudge",
     "Target",
     "Verdict",
+    "agreement",
+    "classify_answers",
     "classify_private",
     "classify_public",
+    "collect_targets",
+    "confusion_mapping",
     "fact_item",
     "fact_payload",
     "judge_seed",
@@ -45,8 +81,15 @@ __all__ = [
     "judge_templates",
     "label_counts",
     "make_judge",
+    "paired_labels",
     "private_messages",
     "public_messages",
-    "targets",
+    "reweight",
+    "rule_gaps",
+    "sample_targets",
+    "speaker_name",
+    "target_keys",
+    "transfer_rates",
+    "valid_labels",
     "verdict_of",
 ]

@@ -1,4 +1,4 @@
-"""Applying a judge to stored events: which events are judged, with what item and context.
+"""Applying a judge: the rule and model judges, collecting a stored run's targets, sampling.
 
 The same pieces serve inline judging (beside a running conversation) and labelling a stored run
 afterwards (`backchannel judge`), so both see the same prompts and the same context.
@@ -7,51 +7,27 @@ afterwards (`backchannel judge`), so both see the same prompts and the same cont
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import pandas as pd
 
 from backchannel.analysis import RunTables
 from backchannel.backends import LLMClient, UsageMeter
-from backchannel.datasets import FactItem
+from backchannel.engine import MODERATOR
 from backchannel.judges._llm import LLMJudge
-from backchannel.judges._rule import classify_private, classify_public
 from backchannel.judges._target import ContextTurn, Target, Verdict
+from backchannel.judges._task import JudgeTask
 
-JudgeKind = Literal["private", "public", "all"]
 CONTEXT_TURNS = 5
+"""Public messages before a target that a judge sees, inline and afterwards alike."""
 RULE_MODEL = "rule"
-MODERATOR = "Moderator"
-_FACT_FIELDS = tuple(f.name for f in dataclasses.fields(FactItem))
-
-
-def fact_payload(item: FactItem) -> dict[str, Any]:
-    """A FactItem as JSON-able fields (aliases as lists), for a conversation's item payload."""
-    payload = dataclasses.asdict(item)
-    for name in ("true_aliases", "false_aliases"):
-        payload[name] = list(payload[name])
-    return payload
-
-
-def fact_item(payload: Mapping[str, Any]) -> FactItem:
-    """The FactItem stored in a payload by `fact_payload` (extra keys are ignored)."""
-    missing = [name for name in _FACT_FIELDS if name not in payload]
-    if missing:
-        raise ValueError(f"the item lacks {missing}; it was not stored by a factual paradigm")
-    values = {name: payload[name] for name in _FACT_FIELDS}
-    for name in ("true_aliases", "false_aliases"):
-        values[name] = tuple(values[name])
-    return FactItem(**values)
 
 
 class Judge(Protocol):
-    """Labels one target (a private answer or a public message); `model` is stored with every
-    label."""
+    """Labels one target; `model` is stored with every label."""
 
     @property
     def model(self) -> str: ...
@@ -63,18 +39,17 @@ class Judge(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class RuleJudge:
-    """The rule judge behind the Judge interface: calls no model, never fails."""
+    """The rule judge behind the Judge interface: applies the task's rule, calls no model."""
 
     model: str = RULE_MODEL
 
     async def judge(
         self, client: LLMClient, target: Target, meter: UsageMeter | None = None
     ) -> Verdict:
-        label: str
-        if target.channel == "private":
-            label = classify_private(target.text, target.item)
-        else:
-            label = classify_public(target.text, target.item, [t.text for t in target.context])
+        rule = target.task.rule
+        if rule is None:
+            raise ValueError(f"the rule judge has no rule for {target.task.name!r} targets")
+        label = rule(target)
         return Verdict(label, "ok", label, self.model)
 
 
@@ -85,6 +60,11 @@ def make_judge(model: str, *, max_tokens: int = 16) -> Judge:
     return LLMJudge(model, max_tokens=max_tokens)
 
 
+def rule_gaps(tasks: Sequence[JudgeTask]) -> list[str]:
+    """The names of the tasks the rule judge cannot label (no rule)."""
+    return [task.name for task in tasks if task.rule is None]
+
+
 async def judge_target(
     judge: Judge, client: LLMClient, target: Target, meter: UsageMeter | None = None
 ) -> Verdict:
@@ -92,61 +72,80 @@ async def judge_target(
     return await judge.judge(client, target, meter)
 
 
-def _speaker(agent: str) -> str:
+def speaker_name(agent: str) -> str:
+    """How an event's agent is named to a judge: the room's opening speaks as the Moderator."""
     return MODERATOR if agent == "moderator" else agent
 
 
-def targets(
-    tables: RunTables,
-    kind: JudgeKind = "all",
-    *,
-    sample: int | None = None,
-    seed: int = 0,
-    context_turns: int = CONTEXT_TURNS,
-) -> list[Target]:
-    """Honest agents' ok private answers and public turns of finished conversations.
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """What a paradigm judges in one event: the task, the judged text and the reference."""
 
-    A public turn's context is the `context_turns` public messages before it. `sample` draws
-    that many targets at random (seeded), kept in stored order.
+    task: JudgeTask
+    text: str
+    reference: Any
+
+
+Chooser = Callable[[Mapping[Any, Any], Mapping[str, Any]], Pick | None]
+"""(event row with decoded value and meta, decoded conversation meta) -> Pick or None."""
+
+
+def collect_targets(
+    tables: RunTables,
+    choose: Chooser,
+    *,
+    context_turns: int = CONTEXT_TURNS,
+    shown: Callable[[Mapping[Any, Any]], str] | None = None,
+) -> list[Target]:
+    """The targets `choose` picks among the events of finished conversations, in stored order.
+
+    A task with context sees the `context_turns` public messages before its target (messages
+    that are ok or have text), each as `shown(event)` says (default: its text).
     """
-    if kind not in ("private", "public", "all"):
-        raise ValueError(f"kind must be private, public or all, not {kind!r}")
+    if context_turns < 0:
+        raise ValueError("context_turns must be non-negative")
+    show = shown or (lambda event: str(event["text"] or ""))
+    events = tables.events_of()
+    by_conversation = dict(tuple(events.groupby("conversation_id", sort=False)))
+    found: list[Target] = []
+    for conversation in tables.done_conversations().to_dict(orient="records"):
+        conversation_id, seed = str(conversation["conversation_id"]), int(conversation["seed"])
+        group = by_conversation.get(conversation_id)
+        if group is None:
+            continue
+        public: list[ContextTurn] = []
+        for event in group.sort_values("seq").to_dict(orient="records"):
+            pick = choose(event, conversation["meta"])
+            if pick is not None:
+                shows = pick.task.context and context_turns > 0
+                context = tuple(public[-context_turns:]) if shows else ()
+                found.append(
+                    Target(
+                        conversation_id=conversation_id,
+                        event_seq=int(event["seq"]),
+                        task=pick.task,
+                        channel=event["channel"],
+                        speaker=speaker_name(str(event["agent"])),
+                        text=pick.text,
+                        reference=pick.reference,
+                        conversation_seed=seed,
+                        context=context,
+                    )
+                )
+            is_message = event["kind"] == "message" and event["channel"] == "public"
+            if is_message and (event["status"] == "ok" or event["text"]):
+                public.append(ContextTurn(speaker_name(str(event["agent"])), show(event)))
+    return found
+
+
+def sample_targets(found: Sequence[Target], sample: int | None, seed: int = 0) -> list[Target]:
+    """`sample` targets drawn at random (seeded), kept in stored order; all when None."""
     if sample is not None and sample < 1:
         raise ValueError("sample must be at least 1")
-    conversations = tables.conversations
-    done = conversations[conversations["status"] == "done"]
-    found: list[Target] = []
-    events = tables.events
-    for row in done.to_dict(orient="records"):
-        found.extend(_conversation_targets(row, events, kind, context_turns))
-    if sample is not None and sample < len(found):
-        chosen = sorted(random.Random(seed).sample(range(len(found)), sample))
-        found = [found[i] for i in chosen]
-    return found
-
-
-def _conversation_targets(
-    row: Mapping[Any, Any], events: pd.DataFrame, kind: JudgeKind, context_turns: int
-) -> list[Target]:
-    meta = json.loads(row["meta"]) if isinstance(row["meta"], str) else dict(row["meta"])
-    item = fact_item(meta.get("item", {}))
-    conversation_id, seed = str(row["conversation_id"]), int(row["seed"])
-    group = events[events["conversation_id"] == conversation_id].sort_values("seq")
-    found: list[Target] = []
-    public: list[ContextTurn] = []
-    for event in group.to_dict(orient="records"):
-        is_message = event["kind"] == "message" and event["channel"] == "public"
-        judged = event["role"] == "honest" and event["status"] == "ok"
-        text, agent = str(event["text"] or ""), str(event["agent"])
-        seq = int(event["seq"])
-        if judged and event["kind"] == "probe" and kind in ("private", "all"):
-            found.append(Target(conversation_id, seq, "private", agent, text, item, seed))
-        elif judged and is_message and event["name"] == "turn" and kind != "private":
-            context = tuple(public[-context_turns:]) if context_turns else ()
-            found.append(Target(conversation_id, seq, "public", agent, text, item, seed, context))
-        if is_message and (event["status"] == "ok" or text):
-            public.append(ContextTurn(_speaker(agent), text))
-    return found
+    if sample is None or sample >= len(found):
+        return list(found)
+    chosen = sorted(random.Random(seed).sample(range(len(found)), sample))
+    return [found[i] for i in chosen]
 
 
 LabelRow = tuple[str, int, str | None, str, str, str]
@@ -171,3 +170,40 @@ def label_counts(rows: Sequence[LabelRow]) -> pd.DataFrame:
     )
     counts = frame.fillna({"label": "(none)"}).groupby(["status", "label"]).size()
     return counts.rename("count").reset_index()
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What a paradigm offers judges: its tasks, and how a run's events become targets.
+
+    `chooser(tables)` builds, once per run, the function that picks an event's task, judged
+    text and reference; `shown` renders an earlier public message as context (default: text).
+    """
+
+    tasks: tuple[JudgeTask, ...]
+    chooser: Callable[[RunTables], Chooser]
+    shown: Callable[[Mapping[Any, Any]], str] | None = None
+
+    def __post_init__(self) -> None:
+        names = [task.name for task in self.tasks]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"judging needs tasks with distinct names, got {names}")
+
+    def targets(
+        self,
+        tables: RunTables,
+        kinds: Collection[str] | None = None,
+        *,
+        context_turns: int = CONTEXT_TURNS,
+    ) -> list[Target]:
+        """The run's targets of the named tasks (None: every task), in stored order."""
+        wanted = {task.name for task in self.tasks} if kinds is None else set(kinds)
+        if not wanted & {task.name for task in self.tasks}:
+            return []
+        choose = self.chooser(tables)
+
+        def chosen(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
+            pick = choose(event, meta)
+            return pick if pick is not None and pick.task.name in wanted else None
+
+        return collect_targets(tables, chosen, context_turns=context_turns, shown=self.shown)

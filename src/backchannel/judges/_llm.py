@@ -1,14 +1,13 @@
-"""The LLM judge: any backend labels a private answer or a public message with a fixed label set.
+"""The LLM judge: any backend labels a target with its task's fixed label set.
 
 The request carries a `LabelSet` constraint at temperature 0, so the client asks for exactly one
 label, decodes under a grammar where the server supports it, reads the final answer strictly and
 re-asks a bounded number of times. An answer that still names no single label is a parse failure
-(label None), never a guess from the reasoning. The prompts are the templates under `prompts/`.
+(label None), never a guess from the reasoning. The prompt is the target's task's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from backchannel.backends import (
@@ -21,40 +20,7 @@ from backchannel.backends import (
     UsageMeter,
     check_model,
 )
-from backchannel.datasets import FactItem
-from backchannel.judges._labels import PRIVATE_LABELS, PUBLIC_LABELS
-from backchannel.judges._prompts import judge_template
-from backchannel.judges._target import ContextTurn, Target, Verdict
-
-
-def _aliases(aliases: Sequence[str]) -> str:
-    return " / ".join(aliases)
-
-
-def private_messages(item: FactItem, answer: str) -> list[Message]:
-    """The judge prompt for one private answer."""
-    text = judge_template("private.txt").format(
-        question=item.question,
-        true_aliases=_aliases(item.true_aliases),
-        false_aliases=_aliases(item.false_aliases),
-        answer=answer.strip() or "(empty)",
-    )
-    return [Message("user", text)]
-
-
-def public_messages(
-    item: FactItem, speaker: str, message: str, context: Sequence[ContextTurn]
-) -> list[Message]:
-    """The judge prompt for one public message, with the earlier messages as context."""
-    text = judge_template("public.txt").format(
-        question=item.question,
-        true_aliases=_aliases(item.true_aliases),
-        false_aliases=_aliases(item.false_aliases),
-        context="\n".join(turn.render() for turn in context) or "(none)",
-        speaker=speaker,
-        message=message.strip() or "(empty)",
-    )
-    return [Message("user", text)]
+from backchannel.judges._target import Target, Verdict
 
 
 def verdict_of(completion: Completion) -> Verdict:
@@ -66,8 +32,7 @@ def verdict_of(completion: Completion) -> Verdict:
 
 @dataclass(frozen=True, slots=True)
 class LLMJudge:
-    """A model that labels texts: private answers with PRIVATE_LABELS, public messages with
-    PUBLIC_LABELS, at temperature 0."""
+    """A model that labels targets with their task's labels, at temperature 0."""
 
     model: str
     max_tokens: int = 16
@@ -79,17 +44,11 @@ class LLMJudge:
 
     def request(self, target: Target) -> Request:
         """The constrained temperature-0 request that judges `target`."""
-        labels: tuple[str, ...]
-        if target.channel == "private":
-            messages, labels = private_messages(target.item, target.text), PRIVATE_LABELS
-        else:
-            messages = public_messages(target.item, target.speaker, target.text, target.context)
-            labels = PUBLIC_LABELS
         return Request(
             model=self.model,
-            messages=tuple(messages),
+            messages=(Message("user", target.task.prompt(target)),),
             settings=GenerationSettings(temperature=0.0, max_tokens=self.max_tokens),
-            constraint=LabelSet(tuple(labels)),
+            constraint=LabelSet(tuple(target.task.labels)),
             seed=target.seed,
             critical=False,
         )

@@ -9,8 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from backchannel.datasets import FactItem
-from backchannel.datasets._text import find_phrase, normalize
+from backchannel.datasets import FactItem, find_phrase, normalize
 from backchannel.judges._labels import PrivateLabel, PublicLabel
 
 # Clauses end at sentence punctuation, commas, semicolons, dashes and contrastive conjunctions,

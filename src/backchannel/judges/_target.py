@@ -1,20 +1,22 @@
-"""What a judge is given (one target: an event with its item and context) and what it returns."""
+"""What a judge is given (one target: an event's text with its task, reference and context) and
+what it returns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, get_args
 
-from backchannel.datasets import FactItem
+from backchannel.engine import Channel
+from backchannel.judges._task import JudgeTask
 from backchannel.seeding import derive_seed
 
-Channel = Literal["private", "public"]
 VERDICT_STATUSES = ("ok", "parse_failure", "error", "refusal", "truncated")
+CHANNELS: tuple[str, ...] = get_args(Channel)
 
 
 @dataclass(frozen=True, slots=True)
 class ContextTurn:
-    """One earlier public message shown to a public judge: who said what."""
+    """One earlier public message shown to a judge: who said what."""
 
     speaker: str
     text: str
@@ -25,22 +27,30 @@ class ContextTurn:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """One event to judge, with its item, speaker and (for public turns) context."""
+    """One event to judge: its text, speaker and channel, the task that says how, the
+    paradigm-defined `reference` the task reads (a FactItem, a statement, a value), and the
+    public messages before it when the task shows context."""
 
     conversation_id: str
     event_seq: int
+    task: JudgeTask
     channel: Channel
     speaker: str
     text: str
-    item: FactItem
+    reference: Any
     conversation_seed: int
     context: tuple[ContextTurn, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.channel not in ("private", "public"):
-            raise ValueError(f"unknown channel {self.channel!r}")
+        if self.channel not in CHANNELS:
+            raise ValueError(f"unknown channel {self.channel!r}; expected one of {CHANNELS}")
         if self.event_seq < 0:
             raise ValueError("event_seq must be non-negative")
+
+    @property
+    def kind(self) -> str:
+        """The task's name: what `--kind` selects and `agree` groups by."""
+        return self.task.name
 
     @property
     def seed(self) -> int:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
 from backchannel.engine import ConversationContext, Item
 from backchannel.errors import ConfigError
+from backchannel.judges import CONTEXT_TURNS
 from backchannel.paradigms._factors import S, check_factor_names, resolve_cell
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
+    from backchannel.judges import JudgeTask, Judging, Relabelling, Target
     from backchannel.report import Report
 
 
@@ -65,6 +67,8 @@ class Paradigm(ABC, Generic[S]):
     """If true, factor names that are no setting are kept as labels of the cells."""
     reads_options: ClassVar[frozenset[str]] = frozenset()
     """The `AnalysisOptions` fields `metrics` reads (e.g. judge, second_judge, threshold)."""
+    judging: ClassVar[Judging | None] = None
+    """What judges label in a stored run (`judges.Judging`: tasks and targets); None: nothing."""
 
     # design ---------------------------------------------------------------------------------
     @classmethod
@@ -132,6 +136,28 @@ class Paradigm(ABC, Generic[S]):
                     f"--{name.replace('_', '-')}: the {self.name} paradigm does not read this "
                     f"option; it reads {reads or 'no options'}"
                 )
+
+    def judge_tasks(self) -> tuple[JudgeTask, ...]:
+        """The kinds of judging a stored run offers `backchannel judge` and `agree` (default:
+        none, and both commands refuse the run)."""
+        return () if self.judging is None else self.judging.tasks
+
+    def judge_targets(
+        self,
+        tables: RunTables,
+        kinds: Collection[str] | None = None,
+        *,
+        context_turns: int = CONTEXT_TURNS,
+    ) -> list[Target]:
+        """The events of finished conversations a judge labels, of the named task kinds (None:
+        every task), in stored order."""
+        if self.judging is None:
+            return []
+        return self.judging.targets(tables, kinds, context_turns=context_turns)
+
+    def relabelled(self, tables: RunTables, judge_a: str, judge_b: str) -> Relabelling | None:
+        """The paradigm's outcome re-weighted by how judge B relabels judge A (default: none)."""
+        return None
 
     # prompts --------------------------------------------------------------------------------
     def templates(self) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +42,6 @@ class Deliberation:
             raise ValueError(f"{self.conversation_id}: a council needs at least two options")
 
 
-def _decode(text: Any) -> Any:
-    if text is None or (isinstance(text, float) and pd.isna(text)) or text == "":
-        return None
-    return json.loads(text) if isinstance(text, str) else text
-
-
 def _level(meta: dict[str, Any], row: pd.Series, name: str, default: str) -> str:
     """The conversation's pool, Delphi variant or scenario as it ran: the protocol records it in
     the conversation's meta (a setting as well as a factor can choose it); older runs fall back
@@ -73,7 +66,7 @@ def _options(meta: dict[str, Any], rankings: pd.DataFrame) -> tuple[str, ...]:
     if declared:
         return tuple(str(o) for o in declared)
     seen: set[str] = set()
-    for value in rankings["value"].map(_decode):
+    for value in rankings["value"]:
         ranking = value.get("ranking") if isinstance(value, dict) else None
         if isinstance(ranking, list):
             seen.update(map(str, ranking))
@@ -82,15 +75,13 @@ def _options(meta: dict[str, Any], rankings: pd.DataFrame) -> tuple[str, ...]:
 
 def deliberations(tables: RunTables) -> list[Deliberation]:
     """Every finished conversation of the run as a Deliberation, in conversation order."""
-    conversations = tables.conversations
-    done = conversations[conversations["status"] == "done"]
-    events = tables.events
+    events = tables.events_of()
     by_conversation = {cid: frame for cid, frame in events.groupby("conversation_id", sort=False)}
     out: list[Deliberation] = []
-    for _, row in done.iterrows():
+    for _, row in tables.done_conversations().iterrows():
         cid = str(row["conversation_id"])
         frame = by_conversation.get(cid, events.iloc[0:0])
-        meta = _decode(row.get("meta")) or {}
+        meta = row["meta"]
         rankings = frame[frame["kind"] == "ranking"]
         options = _options(meta, rankings)
         scores, failed_scores = _scores(frame)
@@ -120,8 +111,7 @@ def _scores(frame: pd.DataFrame) -> tuple[dict[str, float], int]:
     scores: dict[str, float] = {}
     failed = 0
     for _, event in rows.iterrows():
-        meta = _decode(event["meta"]) or {}
-        value = _decode(event["value"])
+        meta, value = event["meta"], event["value"]
         if event["status"] != "ok" or not isinstance(value, int | float):
             failed += 1
             continue
@@ -137,11 +127,9 @@ def _ballots(
     values: dict[str, str] = {}
     for _, event in rankings[rankings["name"] == name].iterrows():
         evaluator = str(event["agent"])
-        value_name = str((_decode(event["meta"]) or {}).get("value", ""))
+        value_name = str(event["meta"].get("value", ""))
         values[evaluator] = value_name
-        ranking = (
-            _valid_ranking(_decode(event["value"]), options) if event["status"] == "ok" else None
-        )
+        ranking = _valid_ranking(event["value"], options) if event["status"] == "ok" else None
         if ranking is None:
             invalid += 1
             continue

@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from backchannel.analysis import RunTables, bootstrap_mean_ci
+from backchannel.analysis import RunTables, bootstrap_mean_ci, jsonable
 from backchannel.paradigms.council._extract import Deliberation, deliberations
 from backchannel.paradigms.council._stats import (
     Alternative,
@@ -368,17 +367,4 @@ def council_metrics(
         if {"A", "B"} <= set(states) or "C" in states:
             for entry in _tests(table[in_group], hypotheses, resamples):
                 result["tests"].append({"scenario": scenario, "delphi": delphi, **entry})
-    return _jsonable(result)
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, float | np.floating):
-        value = float(obj)
-        return None if math.isnan(value) else value
-    return obj
+    return jsonable(result)

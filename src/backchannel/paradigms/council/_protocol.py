@@ -11,6 +11,7 @@ from backchannel.backends import GenerationSettings, JsonSchema, Message
 from backchannel.engine import Agent, ConversationContext, Event, Item
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
+from backchannel.paradigms.council._judging import JUDGING
 from backchannel.paradigms.council._metrics import council_metrics
 from backchannel.paradigms.council._profiling import (
     assign_distinct_models,
@@ -83,6 +84,7 @@ class Council(Paradigm[CouncilSettings]):
     name = "council"
     Settings = CouncilSettings
     prompt_package = PROMPT_PACKAGE
+    judging = JUDGING
     fixed_settings = frozenset({"scenarios"})
     reads_options = frozenset({"threshold"})
 

@@ -1,6 +1,7 @@
 """The discussion paradigm: N persona agents discuss a question, all probed privately."""
 
 from backchannel.paradigms.discussion._metrics import conversation_figures, discussion_metrics
+from backchannel.paradigms.discussion._personas import roster
 from backchannel.paradigms.discussion._protocol import Discussion
 from backchannel.paradigms.discussion._settings import DiscussionSettings, Question
 
@@ -10,4 +11,5 @@ __all__ = [
     "Question",
     "conversation_figures",
     "discussion_metrics",
+    "roster",
 ]

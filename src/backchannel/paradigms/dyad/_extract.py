@@ -6,7 +6,6 @@ unit of analysis is always the conversation.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,13 +68,6 @@ class DyadFrames:
         return self.outcomes[self.outcomes["complete"]].reset_index(drop=True)
 
 
-def _meta(conv: dict[Any, Any]) -> dict[str, Any]:
-    meta = conv.get("meta")
-    if isinstance(meta, str) and meta:
-        meta = json.loads(meta)
-    return meta if isinstance(meta, dict) else {}
-
-
 def _meta_rounds(meta: dict[str, Any]) -> int | None:
     return int(meta["rounds"]) if isinstance(meta.get("rounds"), int) else None
 
@@ -97,12 +89,6 @@ def _levels(conv: dict[Any, Any], meta: dict[str, Any]) -> dict[str, str]:
     return levels
 
 
-def _decode(text: Any) -> Any:
-    if text is None or (isinstance(text, float) and np.isnan(text)) or text == "":
-        return None
-    return json.loads(text) if isinstance(text, str) else text
-
-
 def _key(event: dict[Any, Any]) -> tuple[str, str, int]:
     return (str(event["conversation_id"]), str(event["role"]), int(event["round"]))
 
@@ -110,22 +96,23 @@ def _key(event: dict[Any, Any]) -> tuple[str, str, int]:
 def extract(tables: RunTables) -> DyadFrames:
     """Build the dyad frames from a run's events and conversations."""
     conversations = tables.conversations
-    events = tables.events
-    failed = conversations[conversations["status"] != "done"]
-    done = conversations[conversations["status"] == "done"]
+    done = tables.done_conversations()
+    failed = len(conversations) - len(done)
 
-    turns = events[(events["kind"] == "message") & (events["name"] == "turn")]
-    ratings = events[(events["kind"] == "rating") & (events["name"] == RATING_NAME)]
+    # Turns and ratings of every conversation, as before: a rating that failed in an unfinished
+    # conversation is still counted among the failed rating events.
+    turns = tables.events_of(kind="message", name="turn", done=False)
+    ratings = tables.events_of(kind="rating", name=RATING_NAME, done=False)
     run_rounds = int(turns["round"].max()) if len(turns) else 0
 
     rating_index: dict[tuple[str, str, int], int | None] = {}
     for event in ratings.sort_values("seq").to_dict("records"):
-        value = _decode(event["value"]) if event["status"] == "ok" else None
+        value = event["value"] if event["status"] == "ok" else None
         ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 6
         rating_index[_key(event)] = value if ok else None
     category_index: dict[tuple[str, str, int], Category | None] = {}
     for event in turns.sort_values("seq").to_dict("records"):
-        value = _decode(event["value"]) if event["status"] == "ok" else None
+        value = event["value"] if event["status"] == "ok" else None
         category_index[_key(event)] = parse_category(value)
 
     outcome_rows: list[dict[str, Any]] = []
@@ -134,7 +121,7 @@ def extract(tables: RunTables) -> DyadFrames:
     missing_ratings = 0
     for conv in done.to_dict("records"):
         cid = str(conv["conversation_id"])
-        meta = _meta(conv)
+        meta = conv["meta"]
         rounds = _meta_rounds(meta) or run_rounds
         levels = _levels(conv, meta)
         wording = levels["wording"]
@@ -194,7 +181,7 @@ def extract(tables: RunTables) -> DyadFrames:
     )
     counts = {
         "conversations": len(conversations),
-        "failed_conversations": len(failed),
+        "failed_conversations": failed,
         "finished_conversations": len(done),
         "excluded_from_shift": int((~outcomes["complete"]).sum()),
         "missing_ratings": missing_ratings,

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backchannel.analysis import OlsFit, holm, ols_hc3, wald_test, welch_t_test
-from backchannel.paradigms.dyad._summary import finite_or_none
+from backchannel.analysis import OlsFit, finite_or_none, holm, ols_hc3, wald_test, welch_t_test
 
 TEST_OUTCOMES = ("shift_discussant", "shift_opponent", "gap_change")
 CONTRAST_OUTCOMES = (

@@ -9,6 +9,7 @@ from backchannel.backends import GenerationSettings, IntRange, JsonSchema
 from backchannel.engine import Agent, ConversationContext, Event, Item
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.dyad._extract import FACTORS, RATING_NAME
+from backchannel.paradigms.dyad._judging import JUDGING
 from backchannel.paradigms.dyad._metrics import dyad_metrics
 from backchannel.paradigms.dyad._scale import DISCUSSANT, OPPONENT, SCALE_MAX, SCALE_MIN, Category
 from backchannel.paradigms.dyad._settings import DyadSettings
@@ -65,6 +66,7 @@ class Dyad(Paradigm[DyadSettings]):
     name = "dyad"
     Settings = DyadSettings
     prompt_package = "backchannel.paradigms.dyad.prompts"
+    judging = JUDGING
     fixed_settings = frozenset({"topics"})
 
     def items(self, settings: DyadSettings, seed: int) -> list[Item]:

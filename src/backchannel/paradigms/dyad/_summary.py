@@ -6,14 +6,13 @@ averaged, so each conversation is one unit whatever its number of messages.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from backchannel.analysis import t_mean_ci
+from backchannel.analysis import finite_or_none, t_mean_ci
 from backchannel.paradigms.dyad._extract import PARSE_FAILURE, DyadFrames
 from backchannel.paradigms.dyad._scale import ROLES, Category
 
@@ -24,11 +23,6 @@ SHIFT_COLUMNS = (
     "gap_change",
 )
 CATEGORY_LABELS = (*(c.value for c in Category), PARSE_FAILURE)
-
-
-def finite_or_none(value: float) -> float | None:
-    """A float for JSON: NaN and infinities become None."""
-    return float(value) if math.isfinite(value) else None
 
 
 def interval(values: pd.Series | np.ndarray) -> dict[str, float | int | str | None]:

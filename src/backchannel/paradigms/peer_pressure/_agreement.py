@@ -1,4 +1,5 @@
-"""Agreement between two judges, and FPI reweighted by how judge B relabels judge A."""
+"""Agreement of two judges on the labels the metrics use, and FPI reweighted by how judge B
+relabels judge A (the arithmetic is the shared judges layer's)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables, cohens_kappa
+from backchannel.analysis import RunTables
+from backchannel.judges import Relabelling, agreement, reweight, transfer_rates
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     cell_columns,
@@ -21,7 +23,7 @@ CHANNELS = ("private", "public")
 
 
 def doubly_labelled(tables: RunTables, judge_a: str, judge_b: str, channel: str) -> pd.DataFrame:
-    """Events valid under both judges: private answer probes or public honest turns.
+    """Events valid under both judges: main answer probes or public honest turns.
 
     Columns: the event's keys, `a` and `b` (the two labels).
     """
@@ -41,42 +43,32 @@ def doubly_labelled(tables: RunTables, judge_a: str, judge_b: str, channel: str)
 def judge_agreement(
     tables: RunTables, judge_a: str, judge_b: str, channel: str = "private"
 ) -> dict[str, Any]:
-    """Percent agreement, Cohen's kappa and the confusion table on doubly-labelled events.
-
-    `skipped` says why kappa could not be computed (no shared event, or a single label).
-    """
-    both = doubly_labelled(tables, judge_a, judge_b, channel)
-    result = cohens_kappa(both["a"], both["b"], names=(judge_a, judge_b))
-    return {
-        "channel": channel,
-        "n": result.n,
-        "percent_agreement": result.percent_agreement,
-        "kappa": result.kappa,
-        "skipped": result.skipped,
-        "confusion": result.confusion,
-    }
-
-
-def transfer_rates(tables: RunTables, judge_a: str, judge_b: str) -> pd.Series:
-    """P(judge B says manipulated | judge A's label), over doubly-labelled private answers."""
-    both = doubly_labelled(tables, judge_a, judge_b, "private")
-    return (both["b"] == INFECTED).groupby(both["a"]).mean().astype(float)
+    """Percent agreement, Cohen's kappa and the confusion table on doubly-labelled events."""
+    result = agreement(doubly_labelled(tables, judge_a, judge_b, channel), judge_a, judge_b)
+    return {"channel": channel, **result}
 
 
 def reweighted_fpi(
     tables: RunTables, judge_a: str, judge_b: str, *, seed: int = SEED
 ) -> dict[str, Any]:
+    """FPI with each judge-A label replaced by judge B's chance of saying manipulated for it."""
+    return fpi_relabelling(tables, judge_a, judge_b, seed=seed).as_dict()
+
+
+def fpi_relabelling(
+    tables: RunTables, judge_a: str, judge_b: str, *, seed: int = SEED
+) -> Relabelling:
     """FPI with each judge-A label replaced by judge B's chance of saying manipulated for it.
 
     Per conversation, the expected infection share at the last checkpoint is the mean over
     its agents of P(B = manipulated | A = the agent's A label). Agents whose A label never
     occurs in the doubly-labelled sample are left out and counted.
     """
-    rates = transfer_rates(tables, judge_a, judge_b)
+    rates = transfer_rates(doubly_labelled(tables, judge_a, judge_b, "private"), INFECTED)
     answers = private_answers(tables, judge_a)
     last = answers["conversation_id"].map(last_checkpoints(tables))
     final = answers[answers["checkpoint"] == last]
-    weights = final["p"].map(rates).astype(float)
+    weights = reweight(final["p"], rates)
     final = final.assign(expected=weights, infected=(final["p"] == INFECTED).astype(float))
     known = final.dropna(subset=["expected"])
     per_conversation = done_conversations(tables).merge(
@@ -90,8 +82,11 @@ def reweighted_fpi(
     by_cell = summarise_by_cell(
         per_conversation, cell_columns(tables), ("fpi", "reweighted_fpi"), seed
     )
-    return {
-        "transfer": {str(label): float(rate) for label, rate in rates.items()},
-        "agents_without_transfer": int(weights.isna().sum()),
-        "by_cell": by_cell,
-    }
+    return Relabelling(
+        name="reweighted_fpi",
+        label=INFECTED,
+        transfer={str(label): float(rate) for label, rate in rates.items()},
+        without_transfer=int(weights.isna().sum()),
+        unit="agents",
+        by_cell=by_cell,
+    )

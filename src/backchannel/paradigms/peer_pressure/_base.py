@@ -10,8 +10,6 @@ import pandas as pd
 
 from backchannel.analysis import RunTables
 
-PRIVATE_LABELS = ("true", "manipulated", "mixed", "uncertain")
-PUBLIC_LABELS = ("endorse", "reject", "hedge", "ignore", "unrelated")
 INFECTED = "manipulated"
 KNOWER = "true"
 MAIN_PROBE = "answer"
@@ -28,10 +26,8 @@ def cell_columns(tables: RunTables) -> list[str]:
 
 def done_conversations(tables: RunTables) -> pd.DataFrame:
     """Finished conversations with their cell factors, item and replicate."""
-    conversations = tables.conversations
-    done = conversations[conversations["status"] == "done"]
     columns = ["conversation_id", *cell_columns(tables), "item_id", "replicate"]
-    return done[columns].reset_index(drop=True)
+    return tables.done_conversations()[columns]
 
 
 def _judge_labels(tables: RunTables, judge: str) -> pd.DataFrame:

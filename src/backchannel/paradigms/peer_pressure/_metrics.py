@@ -6,13 +6,10 @@ over the tidy tables (see docs/paradigms/peer_pressure_metrics.md for the defini
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from backchannel.analysis import RunTables
+from backchannel.analysis import RunTables, jsonable
+from backchannel.judges import confusion_mapping
 from backchannel.paradigms.peer_pressure._agreement import (
     CHANNELS,
     judge_agreement,
@@ -75,35 +72,8 @@ def compute_metrics(
         agreement: dict[str, Any] = {"judge_a": judge, "judge_b": second_judge}
         for channel in CHANNELS:
             result = judge_agreement(tables, judge, second_judge, channel)
-            result["confusion"] = _confusion_mapping(result["confusion"])
+            result["confusion"] = confusion_mapping(result["confusion"])
             agreement[channel] = result
         agreement["reweighted_fpi"] = reweighted_fpi(tables, judge, second_judge, seed=seed)
         metrics["judge_agreement"] = agreement
     return jsonable(metrics)
-
-
-def _confusion_mapping(confusion: pd.DataFrame) -> dict[str, dict[str, int]]:
-    return {
-        str(a): {str(b): int(count) for b, count in row.items()}
-        for a, row in confusion.to_dict(orient="index").items()
-    }
-
-
-def jsonable(value: Any) -> Any:
-    """Frames become lists of records; numpy scalars become Python; NaN becomes None."""
-    if isinstance(value, pd.DataFrame):
-        return [jsonable(record) for record in value.to_dict(orient="records")]
-    if isinstance(value, dict):
-        return {str(key): jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(item) for item in value]
-    if isinstance(value, np.bool_ | bool):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating | float):
-        number = float(value)
-        return None if math.isnan(number) else number
-    if value is pd.NA or value is pd.NaT:
-        return None
-    return value

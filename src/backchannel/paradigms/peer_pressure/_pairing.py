@@ -12,10 +12,10 @@ from typing import Any
 import pandas as pd
 
 from backchannel.analysis import RunTables
+from backchannel.judges import PUBLIC_LABELS
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     KNOWER,
-    PUBLIC_LABELS,
     cell_columns,
     done_conversations,
     private_answers,

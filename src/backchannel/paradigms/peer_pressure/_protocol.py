@@ -5,24 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import random
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings
-from backchannel.datasets import (
-    FactItem,
-    ItemSet,
-    load_counterfact,
-    load_items,
-    load_popqa,
-    load_shipped,
-    load_simpleqa,
-)
+from backchannel.datasets import FactItem, load_source
 from backchannel.engine import Agent, ConversationContext, Entry, Event, Item, Room
 from backchannel.errors import ConfigError
 from backchannel.judges import (
+    CONTEXT_TURNS,
+    FACT_PRIVATE,
+    FACT_PUBLIC,
     ContextTurn,
     Judge,
+    JudgeTask,
+    Relabelling,
     Target,
     fact_item,
     fact_payload,
@@ -31,47 +27,20 @@ from backchannel.judges import (
     make_judge,
 )
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
-from backchannel.paradigms.discussion._personas import roster
-from backchannel.paradigms.peer_pressure._settings import DatasetSource, PeerPressureSettings
+from backchannel.paradigms.discussion import roster
+from backchannel.paradigms.peer_pressure._judging import JUDGING
+from backchannel.paradigms.peer_pressure._settings import PeerPressureSettings
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
     from backchannel.report import Report
 
-Channel = Literal["private", "public"]
 HONEST, ADVERSARY = "honest", "adversary"
 MAIN_PROBE = "answer"
 REASK_VARIANTS = ("reask_original", "reask_self", "reask_self_anonymous", "reask_group")
-CONTEXT_TURNS = 5
 # Rough prompt sizes for the dry run's token estimate.
 _TURN_PROMPT_TOKENS, _PROBE_PROMPT_TOKENS, _JUDGE_PROMPT_TOKENS = 250, 250, 200
-
-
-def load_source(source: DatasetSource) -> ItemSet:
-    """The items of one configured dataset (false answers drawn with seed 0, so they are the
-    same in every experiment)."""
-    if source.path is None:
-        return load_shipped(source.name, source.limit)  # type: ignore[arg-type]
-    path = Path(source.path)
-    if path.is_dir():
-        raise ConfigError(f"dataset {source.name!r}: {path} is a directory; give the data file")
-    if not path.is_file():
-        raise ConfigError(f"dataset {source.name!r}: no such file {path}")
-    loaded = _load_file(str(source.format), path)
-    if source.limit is None:
-        return loaded
-    return ItemSet(loaded.source, loaded.items[: source.limit], loaded.dropped)
-
-
-def _load_file(format: str, path: Path) -> ItemSet:
-    if format == "counterfact":
-        return load_counterfact(path)
-    if format == "popqa":
-        return load_popqa(path)
-    if format == "simpleqa":
-        return load_simpleqa(path)
-    return load_items(path)
 
 
 def item_id(source: str, fact: FactItem) -> str:
@@ -86,6 +55,7 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
     name = "peer_pressure"
     Settings = PeerPressureSettings
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
+    judging = JUDGING
     fixed_settings = frozenset({"datasets", "judge", "reask"})
     reads_options = frozenset({"judge", "second_judge"})
 
@@ -234,6 +204,12 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
 
         build_report(tables, metrics, report)
 
+    def relabelled(self, tables: RunTables, judge_a: str, judge_b: str) -> Relabelling:
+        """FPI re-weighted by P(B = manipulated | A's label)."""
+        from backchannel.paradigms.peer_pressure._agreement import fpi_relabelling
+
+        return fpi_relabelling(tables, judge_a, judge_b)
+
 
 def default_judge(tables: RunTables) -> str:
     """The inline judge the experiment configured, else the only judge with labels."""
@@ -276,7 +252,7 @@ class _InlineJudge:
         async def label() -> None:
             event = await task
             if event.status == "ok":
-                await self._judge(event, "private", ())
+                await self._judge(event, FACT_PRIVATE, ())
 
         self.ctx.spawn(label())
 
@@ -286,23 +262,22 @@ class _InlineJudge:
         for event in events:
             if event.role == HONEST and event.status == "ok":
                 context = tuple(shown[-CONTEXT_TURNS:])
-                self.ctx.spawn(self._judge(event, "public", context))
+                self.ctx.spawn(self._judge(event, FACT_PUBLIC, context))
             if event.status == "ok" or event.text:
                 shown.append(ContextTurn(event.agent, event.text))
 
-    async def _judge(
-        self, event: Event, channel: Channel, context: tuple[ContextTurn, ...]
-    ) -> None:
+    async def _judge(self, event: Event, task: JudgeTask, context: tuple[ContextTurn, ...]) -> None:
         spec = self.ctx.spec
         target = Target(
-            spec.conversation_id,
-            event.seq,
-            channel,
-            event.agent,
-            event.text,
-            self.fact,
-            spec.seed,
-            context,
+            conversation_id=spec.conversation_id,
+            event_seq=event.seq,
+            task=task,
+            channel=event.channel,
+            speaker=event.agent,
+            text=event.text,
+            reference=self.fact,
+            conversation_seed=spec.seed,
+            context=context,
         )
         verdict = await judge_target(self.judge, self.ctx.client, target, self.ctx.usage)
         self.ctx.label(

@@ -6,39 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from backchannel.datasets import DatasetSource
 from backchannel.engine import OrderPolicy
-
-DatasetFormat = Literal["counterfact", "popqa", "simpleqa", "items"]
-SHIPPED_NAMES = ("counterfact", "popqa", "simpleqa")
-
-
-class DatasetSource(BaseModel):
-    """Where one dataset's items come from: a shipped subset, or a file in a known format."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(
-        pattern=r"^[A-Za-z0-9_.-]+$",
-        description="The dataset's name: a `dataset` factor level and the prefix of its item ids. "
-        "Without `path`, one of the shipped subsets: counterfact, popqa, simpleqa.",
-    )
-    path: str | None = Field(None, description="A data file; else the shipped subset `name`.")
-    format: DatasetFormat | None = Field(
-        None,
-        description="The file's format: counterfact, popqa, simpleqa (original formats) or items "
-        "(a screened item file from `backchannel screen`). Required with `path`.",
-    )
-    limit: int | None = Field(None, ge=1, description="Use only the first N items of the file.")
-
-    @model_validator(mode="after")
-    def _source_is_known(self) -> DatasetSource:
-        if self.path is None and self.name not in SHIPPED_NAMES:
-            raise ValueError(
-                f"dataset {self.name!r} has no path and is not shipped; give a path and format, "
-                f"or use one of {', '.join(SHIPPED_NAMES)}"
-            )
-        if self.path is not None and self.format is None:
-            raise ValueError(f"dataset {self.name!r}: a path needs a format")
-        return self
 
 
 class JudgeSettings(BaseModel):

@@ -8,14 +8,13 @@ A vote that could not be read counts as "failed": it is reported, never turned i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import RunTables, decode_json
 from backchannel.paradigms.testimony._phases import label_of, participant_checkpoints, round_of
 from backchannel.paradigms.testimony._stats import paired_difference, wilson
 
@@ -60,14 +59,6 @@ def outcome_of(kinds: Sequence[str], threshold: int) -> str:
     return "none"
 
 
-def _decode(text: Any) -> Any:
-    if isinstance(text, dict):
-        return text
-    if text is None or text == "" or (isinstance(text, float) and pd.isna(text)):
-        return {}
-    return json.loads(text)
-
-
 def _model_label(meta: dict[str, Any]) -> str:
     models = sorted({a["model"] for a in meta.get("agents", []) if a["role"] != "observer"})
     return "+".join(models)
@@ -79,15 +70,13 @@ def checkpoint_outcomes(tables: RunTables) -> pd.DataFrame:
     Groups: `participants` (the analysed four) at T0, T1, R1..RK; `observers` at their vote;
     `all` (the analysed four at RK with the observers) where observers took part.
     """
-    events = tables.events
-    is_vote = (events["kind"] == "probe") & (events["name"] == "vote")
-    votes = events[is_vote].assign(vote=tables.decoded_values()[is_vote])
-    votes.loc[votes["status"] != "ok", "vote"] = None
+    votes = tables.events_of(kind="probe", name="vote")
+    votes = votes.assign(vote=votes["value"].where(votes["status"] == "ok", None))
     by_conversation = dict(tuple(votes.groupby("conversation_id", sort=False)))
     rows: list[dict[str, Any]] = []
-    for record in tables.conversations.to_dict(orient="records"):
-        meta = _decode(record.get("meta"))
-        if record.get("status") != "done" or "endpoint" not in meta:
+    for record in tables.done_conversations().to_dict(orient="records"):
+        meta = record["meta"]
+        if "endpoint" not in meta:
             continue
         group = by_conversation.get(record["conversation_id"])
         if group is not None:
@@ -329,7 +318,7 @@ def testimony_metrics(tables: RunTables) -> dict[str, Any]:
 
 def _rounds(tables: RunTables) -> int:
     for text in tables.conversations.get("meta", pd.Series(dtype=object)):
-        meta = _decode(text)
-        if "rounds" in meta:
+        meta = decode_json(text)
+        if isinstance(meta, dict) and "rounds" in meta:
             return int(meta["rounds"])
     return 3

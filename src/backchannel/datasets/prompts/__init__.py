@@ -1,0 +1,1 @@
+"""The screening prompt (package data)."""

@@ -1,0 +1,88 @@
+"""The one extraction layer: decoded values and meta, the done filter, and JSON sanitising."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from backchannel.analysis import (
+    CONVERSATION_BASE_COLUMNS,
+    EVENT_COLUMNS,
+    LABEL_COLUMNS,
+    RunTables,
+    decode_json,
+    finite_or_none,
+    jsonable,
+)
+
+
+def event(cid: str, seq: int, kind: str, value: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(EVENT_COLUMNS)
+    row.update(conversation_id=cid, seq=seq, kind=kind, name=kind, channel="private",
+               value=None if value is None else json.dumps(value), meta=json.dumps(meta),
+               status="ok", text="")  # fmt: skip
+    return row
+
+
+def conversation(cid: str, status: str, meta: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(CONVERSATION_BASE_COLUMNS)
+    row.update(conversation_id=cid, status=status, meta=json.dumps(meta))
+    return row
+
+
+def tables() -> RunTables:
+    events = [
+        event("a", 0, "rating", 4, {"x": 1}),
+        event("a", 1, "ranking", {"ranking": ["p", "q"]}, {}),
+        event("a", 2, "rating", None, {}),
+        event("b", 0, "rating", 2, {}),
+    ]
+    return RunTables(
+        pd.DataFrame(events, columns=EVENT_COLUMNS).astype({"value": "str", "meta": "str"}),
+        pd.DataFrame(columns=LABEL_COLUMNS),
+        pd.DataFrame(
+            [conversation("a", "done", {"rounds": 3}), conversation("b", "failed", {})],
+            columns=CONVERSATION_BASE_COLUMNS,
+        ),
+    )
+
+
+def test_events_of_decode_values_and_meta_and_keep_finished_conversations() -> None:
+    ratings = tables().events_of(kind="rating")
+    assert ratings["seq"].tolist() == [0, 2]  # b failed
+    first, missing = ratings["value"].tolist()
+    assert first == 4 and isinstance(first, int) and missing is None  # an int stays an int
+    assert ratings["meta"].tolist() == [{"x": 1}, {}]
+    every = tables().events_of(kind="rating", done=False)
+    assert every["conversation_id"].tolist() == ["a", "a", "b"]
+    (ranking,) = tables().events_of(name=["ranking"])["value"]
+    assert ranking == {"ranking": ["p", "q"]}
+    # the stored tables are left as JSON text
+    assert tables().events["value"].iloc[0] == "4"
+
+
+def test_done_conversations_have_their_meta_decoded() -> None:
+    done = tables().done_conversations()
+    assert done["conversation_id"].tolist() == ["a"] and done["meta"].tolist() == [{"rounds": 3}]
+
+
+def test_decode_json_reads_text_and_passes_decoded_values_through() -> None:
+    assert decode_json('{"a": [1, 2]}') == {"a": [1, 2]}
+    assert decode_json(None) is None and decode_json("") is None and decode_json(math.nan) is None
+    assert decode_json({"already": True}) == {"already": True}
+
+
+def test_jsonable_gives_strict_json() -> None:
+    frame = pd.DataFrame({"n": np.array([1, 2]), "x": [0.5, np.nan]})
+    value = {1: frame, "t": (np.float64(np.inf), np.bool_(True), pd.NA), "a": np.array([3])}
+    assert jsonable(value) == {
+        "1": [{"n": 1, "x": 0.5}, {"n": 2, "x": None}],
+        "t": [None, True, None],
+        "a": [3],
+    }
+    json.dumps(jsonable(value), allow_nan=False)
+    assert finite_or_none(-math.inf) is None and finite_or_none(2) == 2.0
