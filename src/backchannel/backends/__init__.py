@@ -13,6 +13,7 @@ from backchannel.backends._cache import (
     cache_totals,
     damaged_cache_message,
 )
+from backchannel.backends._caveat import model_caveat
 from backchannel.backends._client import LLMClient, Route
 from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
 from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
@@ -103,6 +104,7 @@ __all__ = [
     "damaged_cache_message",
     "gbnf_grammar",
     "is_simulated",
+    "model_caveat",
     "parse",
     "redact_userinfo",
     "register_sim",
