@@ -86,7 +86,7 @@ def _tick_labels(ax: Axes, positions: Sequence[float], labels: Sequence[object])
     """Tick labels one part per line (`a=1, b=2` as two lines) when they fit side by side, else
     on one line each, slanted, so neighbours never overlap."""
     texts = [str(label) for label in labels]
-    stacked = [text.replace(", ", "\n") for text in texts]
+    stacked = [text.replace(", ", "\n").replace(" vs ", " vs\n") for text in texts]
     widest = max((len(line) for text in stacked for line in text.splitlines()), default=0)
     figure = ax.get_figure()
     full = figure.get_figwidth() if isinstance(figure, Figure) else 7.0
@@ -95,9 +95,9 @@ def _tick_labels(ax: Axes, positions: Sequence[float], labels: Sequence[object])
     if (widest + 2) * len(texts) <= width_chars:
         ax.set_xticks(list(positions), stacked)
         return
-    ax.set_xticks(list(positions), texts)
+    ax.set_xticks(list(positions), [text.replace(" vs ", " vs\n") for text in texts])
     for tick in ax.get_xticklabels():
-        tick.set_rotation(30 if widest <= 16 else 45)
+        tick.set_rotation(30 if widest <= 16 else 40)
         tick.set_horizontalalignment("right")
         tick.set_rotation_mode("anchor")
 
