@@ -128,7 +128,7 @@ def write_report(
     title: str,
 ) -> Path:
     """Write the self-contained HTML report (and its tables as CSV) into `output`."""
-    from backchannel.backends import SMALL_MODEL_WARNING
+    from backchannel.backends import model_caveat
     from backchannel.report import Report
     from backchannel.store import answer_quality, incomplete_summary, unusable_message
 
@@ -146,8 +146,9 @@ def write_report(
     unusable = unusable_message(answer_quality(tables.events))
     if unusable:
         report.banner(unusable[0].upper() + unusable[1:] + ".")
-    if (tables.events["model"] == "local/smollm2").any():
-        report.note(SMALL_MODEL_WARNING)
+    caveat = model_caveat(run_models(tables))
+    if caveat is not None:
+        report.banner(caveat)
     paradigm.report(tables, figures, report)
     try:
         return report.write(output)
@@ -156,6 +157,15 @@ def write_report(
             f"cannot write the report into {output} ({error.strerror or error}); pass a "
             "writable folder with -o"
         ) from None
+
+
+def run_models(tables: RunTables) -> set[str]:
+    """Every model that answered in a run: its events' and its judge labels' models."""
+    models = set(tables.events["model"].dropna().astype(str)) if len(tables.events) else set()
+    if len(tables.labels) and "model" in tables.labels:
+        labelled = set(tables.labels["model"].dropna().astype(str))
+        models |= {m for m in labelled if "/" in m or m.startswith("sim")}  # not "rule"
+    return models
 
 
 @dataclass

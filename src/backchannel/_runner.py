@@ -45,6 +45,8 @@ def fingerprint(loaded: LoadedExperiment) -> str:
     # Left out when unused, so runs started before these settings existed still resume.
     if not resolved.get("generation"):
         resolved.pop("generation", None)
+    if resolved.get("population") is None:
+        resolved.pop("population", None)
     payload = json.dumps(resolved, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -85,11 +87,27 @@ class Plan:
         }
 
 
+def spread(specs: list[ConversationSpec], limit: int) -> list[ConversationSpec]:
+    """The first `limit` conversations taken round robin over cells (each cell's first
+    conversation, then each cell's second, ...), so a quick look covers every condition; the
+    chosen ones keep the design's order."""
+    by_cell: dict[str, list[int]] = {}
+    for index, spec in enumerate(specs):
+        by_cell.setdefault(spec.cell_key, []).append(index)
+    queues = list(by_cell.values())
+    chosen: list[int] = []
+    depth = 0
+    while len(chosen) < limit and any(depth < len(q) for q in queues):
+        chosen += [q[depth] for q in queues if depth < len(q)][: limit - len(chosen)]
+        depth += 1
+    return [specs[i] for i in sorted(chosen)]
+
+
 def plan(loaded: LoadedExperiment, limit: int | None = None) -> Plan:
     resolved = cell_settings(loaded)
     specs = expand(loaded, resolved)
     if limit is not None:
-        specs = specs[:limit]
+        specs = spread(specs, limit)
     models: set[str] = set()
     for key in {s.cell_key for s in specs}:
         models |= loaded.paradigm.models(resolved[key])
@@ -278,6 +296,7 @@ def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
             local=experiment.local,
             max_in_flight=concurrency,
             model_settings=experiment.model_settings(),
+            population=experiment.population,
         )
     except ConfigError as error:
         raise ConfigError(f"{run_plan.loaded.path}: {error}") from None
@@ -328,6 +347,7 @@ def experiment_client(
         max_in_flight=concurrency,
         max_reasks=experiment.max_reasks,
         model_settings=experiment.model_settings(),
+        population=experiment.population,
     )
     return client, cache
 

@@ -112,3 +112,21 @@ def test_metrics_with_a_judge_the_run_does_not_have_is_a_clear_error(
     assert "--judge: the discussion paradigm does not read this option" in result.stderr
     judged = invoke("judge", run, "--judge", "rule", "--as", "r")
     assert judged.exit_code == 2 and "discussion declares no judge tasks" in judged.stderr
+
+
+def test_metrics_prints_tables_and_status_says_the_run_is_simulated(tmp_path: Path) -> None:
+    from backchannel.cli._metrics_view import cell
+
+    run = tmp_path / "run"
+    quickstart = Path(__file__).resolve().parents[2] / "examples" / "quickstart.yaml"
+    assert invoke("run", str(quickstart), "-o", str(run), "--model", "sim").exit_code == 0
+    tables = invoke("metrics", str(run))
+    assert tables.exit_code == 0
+    assert "Simulated run" in tables.stdout and "fpi.by_cell" in tables.stdout
+    assert invoke("metrics", str(run), "--json").stdout.lstrip().startswith("{")
+    status = invoke("status", str(run))
+    assert "Simulated run" in status.stdout and "Models used: sim." in status.stdout.replace(
+        "\n", " "
+    )
+    assert cell({"estimate": 0.5, "low": 0.25, "high": 0.75, "n": 4}) == "0.5 [0.25, 0.75] n=4"
+    assert cell(None) == "-" and cell(1 / 3) == "0.3333"

@@ -75,7 +75,10 @@ def test_model_override_replaces_every_model_key_and_is_checked(
 ) -> None:
     data = discussion_experiment(factors={"model": ["sim/a", "sim/b"], "agents": [2, 3]})
     loaded = load_experiment(write_experiment(data), model_override="sim")
-    assert loaded.experiment.factors == {"model": ["sim"], "agents": [2, 3]}
+    # Distinct models stay distinct simulated models, so the design keeps its cells.
+    assert loaded.experiment.factors == {"model": ["sim#a", "sim#b"], "agents": [2, 3]}
+    merged = load_experiment(write_experiment(data), model_override="openai/m")
+    assert merged.experiment.factors == {"model": ["openai/m"], "agents": [2, 3]}
     assert "not 'provider/model'" in error_of(write_experiment(data), model_override="gpt")
     nested = {"judge_model": "x/y", "pairs": [{"models": ["a/b", "c/d"]}], "label": "keep"}
     assert override_models(nested, "sim") == {

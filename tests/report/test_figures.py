@@ -115,3 +115,60 @@ def test_non_negative_shares_start_at_zero_and_all_zero_data_has_a_readable_scal
     line = line_over_rounds(rising, "checkpoint", "infection", None, title="t", ylabel="share")
     low, high = line.axes[0].get_ylim()
     assert low == 0.0 and high >= 0.4
+
+
+def test_facets_draw_one_panel_per_level_with_one_legend_outside() -> None:
+    frame = FLIPS.assign(dataset=["d1", "d1", "d2", "d2"])
+    fig = bar_with_intervals(
+        frame,
+        "model",
+        "flip_rate",
+        "low",
+        "high",
+        hue="model",
+        title="t",
+        ylabel="r",
+        facet="dataset",
+    )
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == ["dataset = d1", "dataset = d2"]
+    # Each panel carries only its level's rows: d1 has k=1 (0.1, 0.2), d2 has k=3 (0.3, 0.4).
+    heights = [sorted(p.get_height() for p in ax.patches) for ax in visible]
+    np.testing.assert_allclose(heights, [[0.1, 0.2], [0.3, 0.4]])
+    assert visible[0].get_ylim() == visible[1].get_ylim()  # shared axis
+    assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in visible)
+    with pytest.raises(ValueError, match="too small"):
+        many = pd.DataFrame({"x": ["a"] * 13, "y": 0.5, "f": range(13)})
+        bar_with_intervals(many, "x", "y", "y", "y", title="t", ylabel="r", facet="f")
+
+
+def test_many_groups_never_share_a_style_and_legends_sit_outside() -> None:
+    groups = [f"g{i}" for i in range(12)]
+    frame = pd.DataFrame({"round": 1, "arm": groups, "agree": 0.5})
+    fig = line_over_rounds(frame, "round", "agree", "arm", title="t", ylabel="y")
+    styles = {(ln.get_color(), ln.get_marker(), ln.get_linestyle()) for ln in fig.axes[0].lines}
+    assert len(styles) == 12
+    shares = pd.DataFrame({"cell": ["a"], **{g: [1 / 12] for g in groups}})
+    bars = stacked_bars(shares, "cell", groups, title="t", ylabel="s")
+    looks = {(tuple(p.get_facecolor()), p.get_hatch()) for p in bars.axes[0].patches}
+    assert len(looks) == 12
+    legend = fig.axes[0].get_legend()
+    fig.canvas.draw()
+    # The legend box starts right of the data area.
+    assert legend.get_window_extent().x0 >= fig.axes[0].get_window_extent().x1
+
+
+def test_long_labels_slant_or_turn_the_bars_horizontal() -> None:
+    labels = [f"model=some/long-model-name-{i}, dataset=counterfact" for i in range(4)]
+    frame = pd.DataFrame({"cell": labels, "a": [0.5] * 4, "b": [0.5] * 4})
+    fig = stacked_bars(frame, "cell", ["a", "b"], title="t", ylabel="share")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == labels  # horizontal bars
+    bars = bar_with_intervals(
+        frame.assign(low=0.4, high=0.6), "cell", "a", "low", "high", title="t", ylabel="r"
+    )
+    assert all(t.get_rotation() > 0 for t in bars.axes[0].get_xticklabels())
+    short = bar_with_intervals(
+        FLIPS[FLIPS["k"] == 1], "model", "flip_rate", "low", "high", title="t", ylabel="r"
+    )
+    assert all(t.get_rotation() == 0 for t in short.axes[0].get_xticklabels())

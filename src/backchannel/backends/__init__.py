@@ -1,7 +1,9 @@
 """Model backends behind one interface, `async generate(request)`, and the wrappers around them.
 
 Model strings are `provider/model`: `openai/<model>` (any OpenAI-compatible server),
-`local/smollm2` or `local/<path.gguf>` (embedded llama.cpp), `sim` or `sim/<name>` (scripted).
+`local/smollm2` or `local/<path.gguf>` (embedded llama.cpp), `sim` or `sim/<name>` (scripted),
+`sim/population` (a simulated population with planted parameters); `#<label>` after a sim model
+makes distinct simulated models (`sim#a`, `sim/population#b`).
 """
 
 from backchannel.backends._base import Backend
@@ -11,11 +13,20 @@ from backchannel.backends._cache import (
     cache_totals,
     damaged_cache_message,
 )
+from backchannel.backends._caveat import model_caveat
 from backchannel.backends._client import LLMClient, Route
 from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
 from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
 from backchannel.backends._limit import PriorityLimiter
 from backchannel.backends._local import SMALL_MODEL_WARNING
+from backchannel.backends._population import (
+    CouncilRules,
+    DyadRules,
+    PeerPressureRules,
+    PopulationParams,
+    PopulationRules,
+    is_simulated,
+)
 from backchannel.backends._profile import ModelSettings
 from backchannel.backends._reasoning import Split, ThinkTags, split_reasoning
 from backchannel.backends._registry import (
@@ -51,6 +62,8 @@ __all__ = [
     "SMALL_MODEL_WARNING",
     "Backend",
     "Completion",
+    "CouncilRules",
+    "DyadRules",
     "EndpointSettings",
     "FatalBackendError",
     "GenerationSettings",
@@ -63,6 +76,9 @@ __all__ = [
     "ModelSettings",
     "OutputConstraint",
     "ParseResult",
+    "PeerPressureRules",
+    "PopulationParams",
+    "PopulationRules",
     "Price",
     "PriorityLimiter",
     "Ranking",
@@ -87,6 +103,8 @@ __all__ = [
     "check_reachable",
     "damaged_cache_message",
     "gbnf_grammar",
+    "is_simulated",
+    "model_caveat",
     "parse",
     "redact_userinfo",
     "register_sim",

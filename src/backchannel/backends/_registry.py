@@ -19,6 +19,7 @@ from backchannel.backends._cache import CachedBackend, ResponseCache
 from backchannel.backends._client import LLMClient, Route
 from backchannel.backends._errors import FatalBackendError, TransientBackendError
 from backchannel.backends._limit import LimitedBackend, PriorityLimiter
+from backchannel.backends._population import POPULATION, PopulationBackend, PopulationParams
 from backchannel.backends._profile import ModelSettings, model_settings_for
 from backchannel.backends._retry import RetryingBackend, RetryPolicy
 from backchannel.backends._types import check_extra_body
@@ -106,6 +107,8 @@ def split_model(model: str) -> tuple[str, str]:
     """`provider/name` -> (provider, name); bare `sim` is the built-in scripted backend."""
     if model == "sim":
         return "sim", ""
+    if model.startswith("sim#") and len(model) > 4:
+        return "sim", model[3:]
     provider, sep, name = model.partition("/")
     if not sep or provider not in PROVIDERS or (provider != "sim" and not name):
         raise ConfigError(
@@ -171,6 +174,7 @@ def resolve_routes(
     local: LocalSettings = LocalSettings(),
     max_in_flight: int | None = None,
     model_settings: Sequence[ModelSettings] = (),
+    population: PopulationParams | None = None,
 ) -> dict[str, _RouteSpec]:
     """Check every model's provider, endpoint, key and model file; raise ConfigError early.
 
@@ -181,16 +185,33 @@ def resolve_routes(
     for model in sorted(set(models)):
         provider, name = split_model(model)
         defaults = model_settings_for(model, model_settings)
-        if provider == "sim":
-            from backchannel.backends._sim import SimBackend
-
+        if provider == "sim" and name.partition("#")[0] == POPULATION:
+            params = population or PopulationParams()
             try:
-                SimBackend(name)
+                params.check()
             except ValueError as error:
                 raise ConfigError(str(error)) from error
             specs[model] = _RouteSpec(
-                ("sim", name),
-                functools.partial(SimBackend, name),
+                ("sim", POPULATION),
+                functools.partial(PopulationBackend, params),
+                None,
+                False,
+                Price(),
+                cache_identity=f"population|{params.identity()}",
+                defaults=defaults,
+            )
+        elif provider == "sim":
+            from backchannel.backends._sim import SimBackend
+
+            # `#label` tells distinct simulated models apart; the backend is the named one.
+            base = name.partition("#")[0]
+            try:
+                SimBackend(base)
+            except ValueError as error:
+                raise ConfigError(str(error)) from error
+            specs[model] = _RouteSpec(
+                ("sim", base),
+                functools.partial(SimBackend, base),
                 None,
                 False,
                 Price(),
@@ -289,6 +310,7 @@ def build_client(
     max_in_flight: int | None = None,
     max_reasks: int = 2,
     model_settings: Sequence[ModelSettings] = (),
+    population: PopulationParams | None = None,
 ) -> LLMClient:
     """One wrapped backend per endpoint (shared by every model it serves), one route per model."""
     stacks: dict[tuple[str, ...], Backend] = {}
@@ -299,6 +321,7 @@ def build_client(
         local=local,
         max_in_flight=max_in_flight,
         model_settings=model_settings,
+        population=population,
     )
     for model, spec in specs.items():
         if spec.key not in stacks:

@@ -252,7 +252,7 @@ class Request:
     critical: bool = True
 
     def __post_init__(self) -> None:
-        if "/" not in self.model and self.model != "sim":
+        if "/" not in self.model and self.model != "sim" and not self.model.startswith("sim#"):
             raise ValueError(f"model must be 'provider/model', got {self.model!r}")
         if not self.messages:
             raise ValueError("a request needs at least one message")

@@ -33,7 +33,9 @@ def metrics_command(
     tables: Annotated[
         Path | None, typer.Option("--tables", help="Read exported tables from this directory.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (default: readable tables).")
+    ] = False,
     judge: JudgeOption = None,
     second_judge: SecondJudgeOption = None,
     threshold: ThresholdOption = None,
@@ -44,10 +46,15 @@ def metrics_command(
     options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
     warn_unusable(run_tables)
     figures = compute_metrics(paradigm, run_tables, options)
-    text = json.dumps(
-        jsonable(figures), indent=None if as_json else 2, default=str, allow_nan=False
-    )
-    out.print(text, markup=False, highlight=False, soft_wrap=True)
+    text = json.dumps(jsonable(figures), default=str, allow_nan=False)
+    if as_json:
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
+        return
+    from backchannel._api import run_models
+    from backchannel.backends import model_caveat
+    from backchannel.cli._metrics_view import print_tables
+
+    print_tables(out, json.loads(text), model_caveat(run_models(run_tables)))
 
 
 def warn_unusable(tables: RunTables) -> str | None:

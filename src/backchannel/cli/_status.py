@@ -24,6 +24,11 @@ def status_command(
         errors, quality, state = store.errors(), store.answer_quality(), store.run_state()
     finally:
         store.close()
+    from backchannel.backends import model_caveat
+
+    caveat = model_caveat(usage.by_model)
+    if caveat is not None:
+        out.print(f"[yellow]note:[/] {caveat}", markup=True)
     out.print(f"run {manifest.get('run_id')} ({manifest.get('paradigm')}) in {run}")
     out.print(f"conversations: {describe_counts(counts)}; events: {counts['events']}")
     out.print(describe_quality(quality))

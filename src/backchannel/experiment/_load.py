@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,8 @@ class LoadedExperiment:
             endpoint.pop("api_key", None)
             if isinstance(endpoint.get("base_url"), str):
                 endpoint["base_url"] = redact_userinfo(endpoint["base_url"])
+        if data.get("population") is None:  # only runs on sim/population set it
+            data.pop("population", None)
         return data
 
 
@@ -218,8 +221,9 @@ def _format_errors(path: Path, error: ValidationError, prefix: tuple[Any, ...] =
     return f"{path}: invalid experiment file: " + "; ".join(parts)
 
 
-def override_models(value: Any, model: str, key: str = "") -> Any:
-    """Replace every model string (values under model keys) with `model`."""
+def override_models(value: Any, model: str | Callable[[str], str], key: str = "") -> Any:
+    """Replace every model string (values under model keys) with `model`, or with what
+    `model(string)` gives for it."""
     if isinstance(value, dict):
         return {k: override_models(v, model, str(k)) for k, v in value.items()}
     if isinstance(value, list):
@@ -232,8 +236,35 @@ def override_models(value: Any, model: str, key: str = "") -> Any:
             return unique
         return [override_models(v, model, key) for v in value]
     if isinstance(value, str) and is_model_key(key):
-        return model
+        return model if isinstance(model, str) else model(value)
     return value
+
+
+def _model_strings(value: Any, found: list[str], key: str = "") -> list[str]:
+    """Every model string under a model key, in order of first appearance."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _model_strings(v, found, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            _model_strings(v, found, key)
+    elif isinstance(value, str) and is_model_key(key) and value not in found:
+        found.append(value)
+    return found
+
+
+def simulated_names(models: Sequence[str], simulated: str) -> dict[str, str]:
+    """Each distinct model -> its own simulated model, so a design keeps its cells: one model
+    becomes `simulated` itself, several become `simulated#<name>` (the name without its
+    provider, or the whole model string where two names would clash)."""
+    if len(models) <= 1:
+        return {m: simulated for m in models}
+    labels = [m.partition("/")[2] or m for m in models]
+    clash = {label for label in labels if labels.count(label) > 1}
+    return {
+        m: f"{simulated}#{m if label in clash else label}"
+        for m, label in zip(models, labels, strict=True)
+    }
 
 
 def _check_models(path: Path, value: Any, location: str, key: str = "") -> None:
@@ -268,11 +299,17 @@ def load_experiment(path: Path, *, model_override: str | None = None) -> LoadedE
     if isinstance(raw.get("settings"), dict):
         raw["settings"] = _resolve_paths(raw["settings"], path.resolve().parent)
     if model_override is not None:
-        from backchannel.backends import check_model
+        from backchannel.backends import check_model, is_simulated
 
         check_model(model_override)
-        raw["factors"] = override_models(raw.get("factors", {}), model_override)
-        raw["settings"] = override_models(raw.get("settings", {}), model_override)
+        names: dict[str, str] = {}
+        if is_simulated(model_override):
+            found = _model_strings(raw.get("factors", {}), [])
+            found = _model_strings(raw.get("settings", {}), found)
+            names = simulated_names(found, model_override)
+        replacement = (lambda m: names.get(m, m)) if names else model_override
+        raw["factors"] = override_models(raw.get("factors", {}), replacement)
+        raw["settings"] = override_models(raw.get("settings", {}), replacement)
     try:
         experiment = Experiment.model_validate(raw)
     except ValidationError as error:
@@ -293,8 +330,13 @@ def load_experiment(path: Path, *, model_override: str | None = None) -> LoadedE
     try:
         settings = paradigm.Settings.model_validate(experiment.settings)
         if model_override is not None:
-            # Defaults the file left out (a paradigm's default model) are overridden too.
-            filled = override_models(settings.model_dump(mode="json"), model_override)
+            # Defaults the file left out (a paradigm's default model) become the override; the
+            # models already given their simulated names stay.
+            chosen = set(names.values())
+            filled = override_models(
+                settings.model_dump(mode="json"),
+                (lambda m: m if m in chosen else model_override) if chosen else model_override,
+            )
             settings = paradigm.Settings.model_validate(filled)
     except ValidationError as error:
         raise ConfigError(_format_errors(path, error, ("settings",))) from None

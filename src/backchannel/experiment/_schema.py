@@ -10,6 +10,7 @@ from backchannel.backends import (
     EndpointSettings,
     LocalSettings,
     ModelSettings,
+    PopulationParams,
     RetryPolicy,
 )
 from backchannel.experiment._generation import GenerationConfig
@@ -66,6 +67,11 @@ class Experiment(BaseModel):
     local: LocalSettings = Field(default_factory=LocalSettings)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     max_reasks: int = Field(2, ge=0, description="Re-asks after an unreadable constrained answer.")
+    population: PopulationParams | None = Field(
+        None,
+        description="Planted parameters of the simulated population (`sim/population`); see "
+        "docs/population.md.",
+    )
 
     def model_settings(self) -> list[ModelSettings]:
         """The `generation` rules as the backends take them."""

@@ -186,6 +186,15 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
             caption="Mean FCC per scenario and state (95% bootstrap intervals).",
         )
     report.section("Winners")
+    from backchannel.paradigms.council._figures import (
+        score_figure,
+        vote_change_figure,
+        winner_figure,
+    )
+
+    winners = winner_figure(metrics)
+    if winners is not None:
+        report.figure(winners, "Share of deliberations each option won, per scenario and state.")
     report.table(
         "winners",
         _wide(winner_frame(metrics), "winner", "deliberations", fill=0),
@@ -228,10 +237,23 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
     if consistency.empty:
         report.note("No verification scores (verification off, or every call failed).")
     else:
+        scores = score_figure(tables)
+        if scores is not None:
+            report.figure(
+                scores,
+                "Mean verification score per value and state (95% t intervals over evaluators).",
+            )
         report.table(
             "consistency",
             _wide(consistency, "value", "mean_score"),
             caption="Mean verification score per value (state C shares B's scores)",
+        )
+    changes = vote_change_figure(tables)
+    if changes is not None:
+        report.section("Delphi vote changes")
+        report.figure(
+            changes,
+            "First choices changed in a Delphi round, per deliberation (95% t intervals).",
         )
     tests = tests_frame(metrics)
     if not tests.empty:

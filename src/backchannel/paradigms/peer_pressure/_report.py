@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from backchannel.analysis import RunTables
 from backchannel.paradigms.peer_pressure._cascade import BINS
@@ -40,11 +39,13 @@ def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
     return label
 
 
-def _slant_ticks(fig: Figure) -> None:
-    """Slant the x tick labels so long cell labels do not overlap."""
-    for tick in fig.axes[0].get_xticklabels():
-        tick.set_rotation(20)
-        tick.set_horizontalalignment("right")
+def _facet(frame: pd.DataFrame, columns: list[str]) -> tuple[str | None, list[str]]:
+    """The factor to draw small multiples by (the model, else the dataset, when it varies) and
+    the factors left for the colours."""
+    for name in ("model", "dataset"):
+        if name in columns and frame[name].nunique(dropna=False) > 1:
+            return name, [c for c in columns if c != name]
+    return None, columns
 
 
 def _fpi_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> None:
@@ -65,8 +66,10 @@ def _fpi_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> N
         return
     plotted = by_cell.dropna(subset=["fpi", "fpi_low", "fpi_high"])
     if "k" in cells and not plotted.empty:
-        others = [c for c in cells if c != "k"]
+        facet, others = _facet(plotted, [c for c in cells if c != "k"])
         plotted = plotted.assign(cell=_label(plotted, others)).sort_values(["k", "cell"])
+        if facet is not None:
+            plotted = plotted.assign(**{facet: plotted[facet].astype(str)})
         fig = bar_with_intervals(
             plotted,
             "k",
@@ -76,6 +79,7 @@ def _fpi_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> N
             "cell",
             title="Final private infection by number of adversaries",
             ylabel="share of honest agents infected",
+            facet=facet,
         )
         report.figure(fig, "FPI by k per cell (95 % bootstrap intervals over conversations)")
     report.table("fpi_by_cell", by_cell, "FPI and initial infection per cell")
@@ -92,17 +96,19 @@ def _time_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> 
     if course.empty:
         report.note("No valid private answers.")
         return
-    course = course.assign(cell=_label(course, cells))
+    facet, others = _facet(course, cells)
+    plotted = course.assign(cell=_label(course, others))
     fig = line_over_rounds(
-        course.sort_values(["cell", "checkpoint"]),
+        plotted.sort_values(["cell", "checkpoint"]),
         "checkpoint",
         "infection",
         "cell",
         title="Private infection over rounds",
         ylabel="mean share infected",
+        facet=facet,
     )
     report.figure(fig, "Infection curves per cell")
-    report.table("time_course", course.drop(columns="cell"), "Mean infection per checkpoint")
+    report.table("time_course", course, "Mean infection per checkpoint")
     report.table("time_course_summary", _frame(metrics["time_course"]["by_cell"]))
 
 
@@ -116,26 +122,38 @@ def _turn_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> 
     by_cell = _frame(metrics["turns_by_cell"])
     if not by_cell.empty:
         by_cell = by_cell.assign(cell=_label(by_cell, cells))
-        long = by_cell.melt(
-            id_vars="cell",
+        facet, others = _facet(by_cell, cells)
+        plotted = by_cell.assign(cell=_label(by_cell, others))
+        long = plotted.melt(
+            id_vars=["cell", "n_turns", *([facet] if facet else [])],
             value_vars=["private_infection_rate", "public_endorsement_rate"],
             var_name="measure",
             value_name="rate",
         ).dropna(subset=["rate"])
+        long = long[long["n_turns"] > 0]
         if not long.empty:
+            from statsmodels.stats.proportion import proportion_confint
+
+            counts = (long["rate"] * long["n_turns"]).round()
+            low, high = proportion_confint(counts, long["n_turns"], method="wilson")
+            long = long.assign(low=low.clip(upper=long["rate"]), high=high.clip(lower=long["rate"]))
+            if facet is not None:
+                long = long.assign(**{facet: long[facet].astype(str)})
             fig = bar_with_intervals(
                 long,
                 "cell",
                 "rate",
-                "rate",
-                "rate",
+                "low",
+                "high",
                 "measure",
                 title="Private infection versus public endorsement (main pairing)",
                 ylabel="share of exposed turns",
+                facet=facet,
             )
-            _slant_ticks(fig)
             report.figure(
-                fig, "Private infection and public endorsement rates per cell (shares of turns)"
+                fig,
+                "Private infection and public endorsement rates per cell (shares of turns, 95 % "
+                "Wilson intervals)",
             )
         shares = by_cell.dropna(subset=list(SEVEN_WAY), how="all").fillna(
             dict.fromkeys(SEVEN_WAY, 0.0)
@@ -148,7 +166,6 @@ def _turn_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> 
                 title="Seven-way cross of private answer and public stance",
                 ylabel="share of turns",
             )
-            _slant_ticks(fig)
             report.figure(fig, "Seven-way cross per cell (main pairing)")
         report.table("turns_by_cell", by_cell.drop(columns="cell"), "Main pairing per cell")
     rows = []
