@@ -28,7 +28,16 @@ from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
 # Fields that change no model output: a resumed run may change them (a new base_url after the
 # server moved, a lower max_in_flight after rate limits) without becoming another experiment.
-_TRANSPORT_FIELDS = ("base_url", "api_key_env", "max_in_flight", "timeout_s", "price")
+_TRANSPORT_FIELDS = (
+    "base_url",
+    "base_urls",
+    "api_key_env",
+    "max_in_flight",
+    "adaptive_in_flight",
+    "min_in_flight",
+    "timeout_s",
+    "price",
+)
 
 
 def fingerprint(loaded: LoadedExperiment) -> str:
