@@ -172,6 +172,12 @@ class Affinity:
 _current: ContextVar[Affinity | None] = ContextVar("backchannel_replica_affinity", default=None)
 
 
+def current_conversation() -> str | None:
+    """The key of the conversation whose call is running here, if any."""
+    affinity = _current.get()
+    return affinity.key if affinity is not None else None
+
+
 @contextlib.contextmanager
 def conversation_affinity(key: str) -> Iterator[Affinity]:
     """Pin the calls made inside (and in tasks started inside) to one replica per model."""

@@ -53,6 +53,14 @@ def run_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print conversations, calls and tokens; call nothing.")
     ] = False,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="asyncio (this process), ray (a local Ray, or the RAY_ADDRESS cluster) or "
+            "ray://HOST:PORT (an existing Ray cluster).",
+        ),
+    ] = "asyncio",
 ) -> None:
     """Run an experiment; running it again on the same directory resumes it."""
     from backchannel import _runner
@@ -76,6 +84,9 @@ def run_command(
     if warning:
         err.print(f"[yellow]note:[/] {warning}")
     _runner.check_models(run_plan, concurrency=concurrency)
+    from backchannel._ray import check_executor
+
+    check_executor(executor)
     _runner.check_reachable(run_plan)
     store = _runner.open_run_directory(output, loaded)
     try:
@@ -119,6 +130,7 @@ def run_command(
                         concurrency=concurrency,
                         on_progress=on_progress,
                         watch=refresh,
+                        executor=executor,
                     )
                 finally:
                     if terminable:
