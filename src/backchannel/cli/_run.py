@@ -33,6 +33,15 @@ def _stop(task: asyncio.Task[dict[str, int]]) -> None:
     task.cancel()
 
 
+def _replica_line(client: LLMClient) -> str:
+    """Calls per replica, a drained one marked: `replicas 120 118 0(drained) 119`."""
+    stats = client.replica_stats()
+    if not stats:
+        return ""
+    parts = [f"{s.calls}" + ("" if s.healthy else "(drained)") for s in stats]
+    return "  replicas " + " ".join(parts)
+
+
 @friendly_errors
 @_signals.terminable
 def run_command(
@@ -113,7 +122,8 @@ def run_command(
                 # Calls, tokens and retries move between conversation ends too.
                 while True:
                     await asyncio.sleep(0.5)
-                    progress.update(task, usage=_usage_line(client.usage.total()))
+                    line = _usage_line(client.usage.total()) + _replica_line(client)
+                    progress.update(task, usage=line)
 
             async def main() -> _runner.RunOutcome:
                 # SIGTERM stops the run the way Ctrl-C does: cancel, keep what is committed.
