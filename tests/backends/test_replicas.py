@@ -208,3 +208,13 @@ async def test_answers_are_cached_under_the_replica_set_not_the_replica(
     finally:
         cache.close()
     assert sum(len(server.requests) for server in servers) == 6
+
+
+def test_a_replica_url_with_user_info_is_refused_before_anything_is_built() -> None:
+    from backchannel.backends import resolve_routes
+    from backchannel.errors import ConfigError
+
+    settings = EndpointSettings(base_urls=("http://a:1/v1", "http://user:secret@b:2/v1"))
+    with pytest.raises(ConfigError, match="base_urls") as caught:
+        resolve_routes([MODEL], endpoints=[settings])
+    assert "user:secret" not in str(caught.value)
