@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from backchannel.store import RunStore
 
 INSTALL_HINT = "the Ray executor needs Ray; install it with: pip install 'backchannel[ray]'"
-MAX_ATTEMPTS = 4
-"""Times one conversation is started before a run gives up on lost workers."""
+MAX_ATTEMPTS = 12
+"""Times one conversation is started before a run gives up on lost workers (with backoff of
+up to RESTART_WAIT_S between starts: about a minute for a worker to come back)."""
+RESTART_WAIT_S = 5.0
 CONVERSATIONS_PER_WORKER_SLOT = 4
 
 
@@ -262,7 +264,7 @@ async def execute_on_ray(
             except lost:
                 if attempt + 1 == MAX_ATTEMPTS:
                     raise
-                await asyncio.sleep(0.1 * (attempt + 1))
+                await asyncio.sleep(min(RESTART_WAIT_S, 0.1 * 2**attempt))
                 continue  # the actor restarts; run the conversation again
 
     def _store(finished: Finished, spec: ConversationSpec) -> None:
