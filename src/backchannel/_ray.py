@@ -126,7 +126,7 @@ class ConversationWorker:
             endpoints=experiment.endpoints,
             local=experiment.local,
             cache=self._cache,
-            retry=experiment.retry.to_policy(),
+            retry=experiment.retry,
             max_in_flight=concurrency,
             max_reasks=experiment.max_reasks,
             model_settings=experiment.model_settings(),
