@@ -188,9 +188,10 @@ def temporary_directory() -> Iterator[Path]:
 class FakeServerProcess:
     """`python -m backchannel.testing.fake_openai` in its own process (not this event loop)."""
 
-    def __init__(self, *, latency: float, slots: int) -> None:
+    def __init__(self, *, latency: float, slots: int, extra: Sequence[str] = ()) -> None:
         self.latency = latency
         self.slots = slots
+        self.extra = tuple(extra)
         self._process: subprocess.Popen[str] | None = None
         self.base_url = ""
 
@@ -207,6 +208,7 @@ class FakeServerProcess:
             str(self.slots),
             "--model",
             "fake",
+            *self.extra,
         ]
         self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         assert self._process.stdout is not None
@@ -222,6 +224,13 @@ class FakeServerProcess:
         with urllib.request.urlopen(f"{root}/stats", timeout=10) as response:
             data: dict[str, int] = json.load(response)
         return data
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crashed replica): its connections drop, its port refuses."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
 
     def __exit__(self, *exc: object) -> None:
         if self._process is not None:

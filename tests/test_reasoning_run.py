@@ -151,6 +151,8 @@ def test_the_fingerprint_covers_generation_rules_and_is_unchanged_without_them(
         resolved.pop(key)
     for key in ("base_url", "api_key_env", "max_in_flight", "timeout_s", "price", "extra_body"):
         resolved["endpoints"][0].pop(key)
+    for key in ("base_urls", "adaptive_in_flight", "min_in_flight"):  # added later still
+        resolved["endpoints"][0].pop(key)
     before = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()
     assert fingerprint(plain, "plain.yaml") == before
     ruled = discussion_experiment(

@@ -17,6 +17,7 @@ from backchannel.backends import (
     LLMClient,
     ResponseCache,
     Usage,
+    UsageMeter,
     build_client,
     resolve_routes,
 )
@@ -28,7 +29,16 @@ from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
 # Fields that change no model output: a resumed run may change them (a new base_url after the
 # server moved, a lower max_in_flight after rate limits) without becoming another experiment.
-_TRANSPORT_FIELDS = ("base_url", "api_key_env", "max_in_flight", "timeout_s", "price")
+_TRANSPORT_FIELDS = (
+    "base_url",
+    "base_urls",
+    "api_key_env",
+    "max_in_flight",
+    "adaptive_in_flight",
+    "min_in_flight",
+    "timeout_s",
+    "price",
+)
 
 
 def fingerprint(loaded: LoadedExperiment) -> str:
@@ -223,8 +233,17 @@ async def run_plan(
     concurrency: int | None = None,
     on_progress: ProgressCallback | None = None,
     watch: Watcher | None = None,
+    executor: str = "asyncio",
 ) -> RunOutcome:
-    """Build the clients, run the plan's remaining conversations into `store`, close the clients."""
+    """Build the clients, run the plan's remaining conversations into `store`, close the clients.
+
+    `executor` `ray` or `ray://ADDRESS` runs the conversations on a Ray cluster's workers
+    (each builds its own clients); this process still writes the store and the cache.
+    """
+    if executor != "asyncio":
+        return await _run_on_ray(
+            the_plan, store, directory, executor, concurrency=concurrency, on_progress=on_progress
+        )
     client, cache = make_client(the_plan, directory, concurrency=concurrency)
     started = time.perf_counter()
     watcher = asyncio.create_task(watch(client)) if watch is not None else None
@@ -242,6 +261,40 @@ async def run_plan(
         await client.aclose()
         cache.close()
     return RunOutcome(counts, client.usage.total(), time.perf_counter() - started)
+
+
+async def _run_on_ray(
+    the_plan: Plan,
+    store: RunStore,
+    directory: Path,
+    executor: str,
+    *,
+    concurrency: int | None,
+    on_progress: ProgressCallback | None,
+) -> RunOutcome:
+    from backchannel._ray import execute_on_ray
+
+    usage = UsageMeter()
+    cache = ResponseCache(directory / CACHE_NAME)
+    started = time.perf_counter()
+
+    def progress(finished: int, total: int) -> None:
+        if on_progress is not None:
+            on_progress(finished, total, usage.total())
+
+    try:
+        counts = await execute_on_ray(
+            the_plan,
+            store,
+            cache,
+            executor=executor,
+            concurrency=concurrency,
+            usage=usage,
+            on_progress=progress,
+        )
+    finally:
+        cache.close()
+    return RunOutcome(counts, usage.total(), time.perf_counter() - started)
 
 
 async def execute(

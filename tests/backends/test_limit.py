@@ -76,3 +76,21 @@ def test_retry_after_is_honoured_up_to_its_maximum() -> None:
     rng = random.Random(0)
     assert policy.delay(0, 2.5, rng) == 2.5  # jitter cap is 0: exactly what the server asked
     assert policy.delay(0, 3600.0, rng) == 60.0  # an hour is capped at max_retry_after_s
+
+
+async def test_a_larger_bound_admits_waiters_and_a_smaller_one_waits_for_calls_to_finish() -> None:
+    limiter = PriorityLimiter(1)
+    await limiter.acquire(critical=True)
+    waiters = [asyncio.create_task(limiter.acquire(critical=True)) for _ in range(3)]
+    await asyncio.sleep(0)
+    limiter.resize(3)
+    await asyncio.sleep(0)
+    assert limiter.in_use == 3 and sum(w.done() for w in waiters) == 2
+    limiter.resize(1)
+    limiter.release()  # 3 in use, bound 1: the slot is not handed on
+    limiter.release()
+    await asyncio.sleep(0)
+    assert limiter.in_use == 1 and sum(w.done() for w in waiters) == 2
+    limiter.release()  # at the bound again: the last waiter gets the slot
+    await asyncio.wait_for(asyncio.gather(*waiters), 1)
+    assert limiter.in_use == 1

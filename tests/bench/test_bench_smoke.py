@@ -92,3 +92,25 @@ def test_local_model_quick() -> None:
     assert result.backchannel.measured.calls == 3 and result.raw.measured.calls == 3
     assert _positive(result.backchannel.calls_per_s) and _positive(result.raw.calls_per_s)
     assert _positive(result.ratio)
+
+
+def test_replicas_quick() -> None:
+    module = _load("replicas")
+    result = module.main(["--quick"])
+    # the script itself checks the calls made and that the killed run's events equal the clean
+    # run's; here: no conversation of a clean run left its replica
+    assert result["moved_clean"] == 0
+    for name in ("efficiency", "single_efficiency", "killed_efficiency"):
+        assert 0 < result[name] <= 1.0
+    # 4 slot-seconds of work at 4 slots until 1/3 of the way (1/3 s), then 1 slot: 1/3 + 8/3 s
+    assert module.schedule_ideal(4.0, 4, 1, 1 / 3) == pytest.approx(3.0)
+    assert module.schedule_ideal(1.0, 4, 1, 1.0) == pytest.approx(0.25)
+
+
+@pytest.mark.slow
+def test_ray_executor_quick() -> None:
+    pytest.importorskip("ray")
+    result = _load("ray_executor").main(["--quick"])
+    for name in ("asyncio_efficiency", "ray_efficiency"):
+        assert 0 < result[name] <= 1.0
+    assert _positive(result["asyncio_driver_cpu_ms"]) and _positive(result["ray_driver_cpu_ms"])

@@ -52,3 +52,33 @@ def test_body_faults_and_mixed_scripts() -> None:
             mixed_script(*bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         parse_script([("body", "x", "nocontenttype")])
+
+
+async def test_capacity_changes_mid_run_and_a_full_queue_answers_429() -> None:
+    import asyncio
+
+    import aiohttp
+
+    from backchannel.testing import FakeOpenAIServer
+
+    body = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}]}
+    async with (
+        FakeOpenAIServer(latency=0.05, slots=2, max_queue=1) as server,
+        aiohttp.ClientSession() as session,
+    ):
+
+        async def post() -> int:
+            async with session.post(f"{server.base_url}/chat/completions", json=body) as r:
+                return r.status
+
+        # 2 in service, 1 queued, the 4th and 5th refused.
+        statuses = await asyncio.gather(*(post() for _ in range(5)))
+        assert sorted(statuses) == [200, 200, 200, 429, 429]
+        assert server.rate_limited == 2 and server.max_concurrency == 2
+        root = server.base_url.removesuffix("/v1")
+        async with session.post(f"{root}/capacity", json={"slots": 5}) as response:
+            assert (await response.json())["slots"] == 5
+        statuses = await asyncio.gather(*(post() for _ in range(5)))
+        assert statuses == [200] * 5 and server.max_concurrency == 5
+        async with session.post(f"{root}/capacity", json={"slots": 0}) as response:
+            assert response.status == 400

@@ -11,6 +11,8 @@ retries. Accounting and parsing sit on top, so every re-ask is its own cached ca
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,6 +21,12 @@ from backchannel.backends._constraints import format_instruction, parse, reask_i
 from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
 from backchannel.backends._profile import ModelSettings
 from backchannel.backends._reasoning import split_reasoning
+from backchannel.backends._replicas import (
+    Affinity,
+    ReplicaStats,
+    ReplicatedBackend,
+    conversation_affinity,
+)
 from backchannel.backends._types import Completion, Message, RawCompletion, Request, Status
 from backchannel.backends._usage import Price, Usage, UsageMeter
 from backchannel.errors import BackendUnavailable
@@ -37,10 +45,28 @@ class Route:
 class LLMClient:
     """One per run: every model call of every conversation goes through `generate`."""
 
-    def __init__(self, routes: dict[str, Route], *, max_reasks: int = 2) -> None:
+    def __init__(
+        self,
+        routes: dict[str, Route],
+        *,
+        max_reasks: int = 2,
+        replica_sets: Sequence[ReplicatedBackend] = (),
+    ) -> None:
         self._routes = routes
         self._max_reasks = max_reasks
+        self._replica_sets = tuple(replica_sets)
         self.usage = UsageMeter()
+
+    @contextlib.contextmanager
+    def conversation(self, key: str) -> Iterator[Affinity]:
+        """Keep the calls made inside to one replica per endpoint; yields their per-replica
+        counts."""
+        with conversation_affinity(key) as affinity:
+            yield affinity
+
+    def replica_stats(self) -> list[ReplicaStats]:
+        """Calls, failures, in-flight calls and health of every replica (empty without any)."""
+        return [stats for replicas in self._replica_sets for stats in replicas.stats()]
 
     def route(self, model: str) -> Route:
         try:

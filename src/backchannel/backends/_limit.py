@@ -30,6 +30,19 @@ class PriorityLimiter:
     def in_use(self) -> int:
         return self._in_use
 
+    @property
+    def waiting(self) -> int:
+        return sum(1 for _, _, future in self._waiters if not future.done())
+
+    def resize(self, limit: int) -> None:
+        """Change the bound: a larger one admits waiters at once; a smaller one takes effect as
+        calls in flight finish (none is interrupted)."""
+        if limit < 1:
+            raise ValueError("the in-flight limit must be at least 1")
+        self.limit = limit
+        while self._in_use < self.limit and self._wake_one():
+            self._in_use += 1
+
     async def acquire(self, critical: bool) -> None:
         if self._in_use < self.limit and not self._waiters:
             self._in_use += 1
@@ -44,12 +57,17 @@ class PriorityLimiter:
             raise
 
     def release(self) -> None:
+        # The slot passes to the next waiter unless the bound was lowered below the calls in use.
+        if self._in_use > self.limit or not self._wake_one():
+            self._in_use -= 1
+
+    def _wake_one(self) -> bool:
         while self._waiters:
             _, _, future = heapq.heappop(self._waiters)
             if not future.done():
                 future.set_result(None)
-                return
-        self._in_use -= 1
+                return True
+        return False
 
 
 class LimitedBackend:

@@ -249,5 +249,12 @@ class OpenAIBackend:
         except json.JSONDecodeError:
             return  # an answer that is not JSON still comes from a running server
 
+    async def probe(self) -> None:
+        """Whether the server answers at all (`GET /models`); TransientBackendError if not."""
+        try:
+            await self._client.get("/models", cast_to=object, options=_OPTIONS)
+        except openai.APIError as error:
+            raise TransientBackendError(f"{self.endpoint} does not answer: {error}") from error
+
     async def aclose(self) -> None:
         await self._client.close()

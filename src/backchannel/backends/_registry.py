@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from backchannel.backends._adaptive import AdaptiveLimiter
 from backchannel.backends._base import Backend
 from backchannel.backends._cache import CachedBackend, ResponseCache
 from backchannel.backends._client import LLMClient, Route
@@ -21,6 +22,8 @@ from backchannel.backends._errors import FatalBackendError, TransientBackendErro
 from backchannel.backends._limit import LimitedBackend, PriorityLimiter
 from backchannel.backends._population import POPULATION, PopulationBackend, PopulationParams
 from backchannel.backends._profile import ModelSettings, model_settings_for
+from backchannel.backends._replica_urls import expand_urls
+from backchannel.backends._replicas import Replica, ReplicatedBackend
 from backchannel.backends._retry import RetryingBackend, RetryPolicy
 from backchannel.backends._types import check_extra_body
 from backchannel.backends._urls import url_problem
@@ -47,6 +50,14 @@ class EndpointSettings:
     base_url: Annotated[
         str | None, Field(description="Server URL ending in /v1; else OPENAI_BASE_URL.")
     ] = None
+    base_urls: Annotated[
+        tuple[str, ...],
+        Field(
+            description="Several servers of the same model (replicas), instead of base_url; "
+            "brace patterns name many at once, e.g. 'http://gpu{1..3}:{8000..8003}/v1'. Each "
+            "conversation keeps to one replica; max_in_flight then bounds each replica."
+        ),
+    ] = ()
     api_key: Annotated[
         str | None, Field(description="The key itself (never stored); prefer api_key_env.")
     ] = field(default=None, repr=False)
@@ -55,8 +66,23 @@ class EndpointSettings:
         Field(description="Name of the environment variable holding the key; else OPENAI_API_KEY."),
     ] = None
     max_in_flight: Annotated[
-        int, Field(ge=1, description="In-flight requests; keep it well above the server's slots.")
+        int,
+        Field(
+            ge=1,
+            description="In-flight requests (per replica); keep it well above the server's "
+            "slots. With adaptive_in_flight, the upper limit.",
+        ),
     ] = 64
+    adaptive_in_flight: Annotated[
+        bool,
+        Field(
+            description="Adapt the in-flight bound (AIMD): grow while latency holds, halve on "
+            "rate limits (429) and timeouts, between min_in_flight and max_in_flight."
+        ),
+    ] = False
+    min_in_flight: Annotated[
+        int, Field(ge=1, description="Lower limit (and start) of an adaptive in-flight bound.")
+    ] = 4
     timeout_s: Annotated[float, Field(gt=0, description="Seconds before a request times out.")] = (
         120.0
     )
@@ -79,7 +105,25 @@ class EndpointSettings:
     def __post_init__(self) -> None:
         if self.max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
+        if self.min_in_flight < 1:
+            raise ValueError("min_in_flight must be at least 1")
+        if self.adaptive_in_flight and self.min_in_flight > self.max_in_flight:
+            raise ValueError(
+                f"min_in_flight ({self.min_in_flight}) is above max_in_flight "
+                f"({self.max_in_flight}); lower min_in_flight or raise max_in_flight"
+            )
+        if self.base_url is not None and self.base_urls:
+            raise ValueError("give either base_url (one server) or base_urls (replicas), not both")
+        object.__setattr__(self, "base_urls", expand_urls(self.base_urls))
         object.__setattr__(self, "extra_body", check_extra_body(self.extra_body))
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """The servers of this endpoint: its replicas, or its one base_url (or none: the SDK's
+        environment default)."""
+        if self.base_urls:
+            return self.base_urls
+        return (self.base_url,) if self.base_url is not None else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,11 +219,14 @@ def resolve_routes(
     max_in_flight: int | None = None,
     model_settings: Sequence[ModelSettings] = (),
     population: PopulationParams | None = None,
+    workers: int = 1,
 ) -> dict[str, _RouteSpec]:
     """Check every model's provider, endpoint, key and model file; raise ConfigError early.
 
     Builds nothing, so a command can check its models before it writes anything.
-    `model_settings` are per-model call defaults (first matching glob wins).
+    `model_settings` are per-model call defaults (first matching glob wins). With `workers`
+    processes each building its own client, each gets an equal share of every in-flight bound,
+    so the bounds hold across all of them.
     """
     specs: dict[str, _RouteSpec] = {}
     for model in sorted(set(models)):
@@ -230,36 +277,46 @@ def resolve_routes(
                     context_per_slot=local.context_per_slot,
                     threads=local.threads,
                 ),
-                max_in_flight or local.max_in_flight or local.parallel,
+                _share(max_in_flight or local.max_in_flight or local.parallel, workers),
                 True,
                 Price(),
                 defaults=defaults,
             )
         else:
-            from backchannel.backends._openai import OpenAIBackend
-
             endpoint = _endpoint_for(model, endpoints)
-            base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL")
-            problem = None if base_url is None else url_problem(base_url)
-            if problem is not None:
-                source = "the endpoint's base_url" if endpoint.base_url else "OPENAI_BASE_URL"
-                raise ConfigError(f"{source}: {problem}")
+            urls = endpoint.urls or (os.environ.get("OPENAI_BASE_URL"),)
+            for url in urls:
+                problem = None if url is None else url_problem(url)
+                if problem is not None:
+                    source = (
+                        "the endpoint's base_urls"
+                        if endpoint.base_urls
+                        else "the endpoint's base_url"
+                        if endpoint.base_url
+                        else "OPENAI_BASE_URL"
+                    )
+                    raise ConfigError(f"{source}: {problem}")
             api_key = _api_key(endpoint)
-            if base_url is None and not api_key:
+            if urls[0] is None and not api_key:
                 raise ConfigError(
                     f"{model} would go to the hosted OpenAI API but no key is set; export "
                     "OPENAI_API_KEY, or give the endpoint a base_url for a local server"
                 )
+            # Any replica's answer is the model's answer: the cache knows the set by its first URL.
+            base_url = urls[0]
+            limit = _share(max_in_flight or endpoint.max_in_flight, workers)
+            replicated = len(urls) > 1 or endpoint.adaptive_in_flight
             specs[model] = _RouteSpec(
-                ("openai", base_url or "", api_key or "", endpoint.constrained),
+                ("openai", *(url or "" for url in urls), api_key or "", endpoint.constrained),
                 functools.partial(
-                    OpenAIBackend,
-                    base_url=base_url,
+                    _build_replicas if replicated else _build_openai,
+                    urls=urls,
                     api_key=api_key,
-                    timeout_s=endpoint.timeout_s,
-                    constrained=endpoint.constrained,
+                    endpoint=endpoint,
+                    limit=limit,
+                    minimum=min(_share(endpoint.min_in_flight, workers), limit),
                 ),
-                max_in_flight or endpoint.max_in_flight,
+                None if replicated else limit,
                 True,
                 endpoint.price,
                 cache_identity=f"{base_url or 'openai'}|constrained={endpoint.constrained}",
@@ -286,14 +343,29 @@ async def check_reachable(
             continue
         checked.add(spec.key[:3])
         backend = spec.build()
-        assert isinstance(backend, OpenAIBackend)
+        # Replicas: one that answers is enough (the others are drained when the run starts).
+        servers = (
+            [replica.backend for replica in backend.replicas]
+            if isinstance(backend, ReplicatedBackend)
+            else [backend]
+        )
         try:
-            await backend.check_reachable()
-        except TransientBackendError as error:
-            raise BackendUnavailable(
-                f"{error}: the server is unreachable, so nothing was written; start it or fix "
-                "the endpoint's base_url (or OPENAI_BASE_URL)"
-            ) from None
+            unreachable: TransientBackendError | None = None
+            for server in servers:
+                assert isinstance(server, OpenAIBackend)
+                try:
+                    await server.check_reachable()
+                except TransientBackendError as error:
+                    unreachable = unreachable or error
+                    continue
+                unreachable = None
+                break
+            if unreachable is not None:
+                raise BackendUnavailable(
+                    f"{unreachable}: the server is unreachable, so nothing was written; start "
+                    "it or fix the endpoint's base_url (or OPENAI_BASE_URL)"
+                    + ("; no replica of base_urls answered" if len(servers) > 1 else "")
+                )
         except FatalBackendError as error:
             raise BackendUnavailable(f"{error}; nothing was written") from None
         finally:
@@ -311,10 +383,13 @@ def build_client(
     max_reasks: int = 2,
     model_settings: Sequence[ModelSettings] = (),
     population: PopulationParams | None = None,
+    workers: int = 1,
 ) -> LLMClient:
-    """One wrapped backend per endpoint (shared by every model it serves), one route per model."""
+    """One wrapped backend per endpoint (shared by every model it serves), one route per model;
+    `workers` as for `resolve_routes`."""
     stacks: dict[tuple[str, ...], Backend] = {}
     routes: dict[str, Route] = {}
+    replica_sets: list[ReplicatedBackend] = []
     specs = resolve_routes(
         models,
         endpoints=endpoints,
@@ -322,19 +397,74 @@ def build_client(
         max_in_flight=max_in_flight,
         model_settings=model_settings,
         population=population,
+        workers=workers,
     )
     for model, spec in specs.items():
         if spec.key not in stacks:
             limiter = PriorityLimiter(spec.limit) if spec.limit is not None else None
+            built = spec.build()
+            if isinstance(built, ReplicatedBackend):
+                replica_sets.append(built)
             stacks[spec.key] = _wrap(
-                spec.build(),
+                built,
                 cache,
                 limiter,
                 retry if spec.retried else None,
                 spec.cache_identity,
             )
         routes[model] = Route(stacks[spec.key], spec.price, spec.defaults)
-    return LLMClient(routes, max_reasks=max_reasks)
+    return LLMClient(routes, max_reasks=max_reasks, replica_sets=replica_sets)
+
+
+def _share(limit: int, workers: int) -> int:
+    """One worker's part of an in-flight bound shared by `workers` (at least one call each)."""
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    return max(1, limit // workers)
+
+
+def _build_openai(
+    *,
+    urls: tuple[str | None, ...],
+    api_key: str | None,
+    endpoint: EndpointSettings,
+    limit: int,
+    minimum: int,
+) -> Backend:
+    from backchannel.backends._openai import OpenAIBackend
+
+    return OpenAIBackend(
+        base_url=urls[0],
+        api_key=api_key,
+        timeout_s=endpoint.timeout_s,
+        constrained=endpoint.constrained,
+    )
+
+
+def _build_replicas(
+    *,
+    urls: tuple[str | None, ...],
+    api_key: str | None,
+    endpoint: EndpointSettings,
+    limit: int,
+    minimum: int,
+) -> Backend:
+    """One OpenAI client and one in-flight bound (fixed or adaptive) per replica."""
+    from backchannel.backends._openai import OpenAIBackend
+
+    replicas = []
+    for url in urls:
+        raw = OpenAIBackend(
+            base_url=url,
+            api_key=api_key,
+            timeout_s=endpoint.timeout_s,
+            constrained=endpoint.constrained,
+        )
+        limiter: PriorityLimiter = PriorityLimiter(limit)
+        if endpoint.adaptive_in_flight:
+            limiter = AdaptiveLimiter(minimum, limit)
+        replicas.append(Replica(url or raw.endpoint, raw, limiter, raw.probe))
+    return ReplicatedBackend(replicas, replicas[0].backend.endpoint)
 
 
 def _wrap(

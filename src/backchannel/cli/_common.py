@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from backchannel import _signals
 from backchannel.analysis import RunTables
@@ -31,7 +32,8 @@ def friendly_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except BackchannelError as error:
-            err.print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+            # The message is text, not markup: `pip install 'backchannel[ray]'` keeps its brackets.
+            err.print(f"[bold red]error:[/] {escape(str(error))}", markup=True, soft_wrap=True)
             raise typer.Exit(error.exit_code) from None
         except KeyboardInterrupt:
             err.print(f"interrupted: {_signals.STOPPED_MESSAGE}")

@@ -33,6 +33,15 @@ def _stop(task: asyncio.Task[dict[str, int]]) -> None:
     task.cancel()
 
 
+def _replica_line(client: LLMClient) -> str:
+    """Calls per replica, a drained one marked: `replicas 120 118 0(drained) 119`."""
+    stats = client.replica_stats()
+    if not stats:
+        return ""
+    parts = [f"{s.calls}" + ("" if s.healthy else "(drained)") for s in stats]
+    return "  replicas " + " ".join(parts)
+
+
 @friendly_errors
 @_signals.terminable
 def run_command(
@@ -53,6 +62,14 @@ def run_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print conversations, calls and tokens; call nothing.")
     ] = False,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="asyncio (this process), ray (a local Ray, or the RAY_ADDRESS cluster) or "
+            "ray://HOST:PORT (an existing Ray cluster).",
+        ),
+    ] = "asyncio",
 ) -> None:
     """Run an experiment; running it again on the same directory resumes it."""
     from backchannel import _runner
@@ -76,6 +93,9 @@ def run_command(
     if warning:
         err.print(f"[yellow]note:[/] {warning}")
     _runner.check_models(run_plan, concurrency=concurrency)
+    from backchannel._ray import check_executor
+
+    check_executor(executor)
     _runner.check_reachable(run_plan)
     store = _runner.open_run_directory(output, loaded)
     try:
@@ -102,7 +122,8 @@ def run_command(
                 # Calls, tokens and retries move between conversation ends too.
                 while True:
                     await asyncio.sleep(0.5)
-                    progress.update(task, usage=_usage_line(client.usage.total()))
+                    line = _usage_line(client.usage.total()) + _replica_line(client)
+                    progress.update(task, usage=line)
 
             async def main() -> _runner.RunOutcome:
                 # SIGTERM stops the run the way Ctrl-C does: cancel, keep what is committed.
@@ -119,6 +140,7 @@ def run_command(
                         concurrency=concurrency,
                         on_progress=on_progress,
                         watch=refresh,
+                        executor=executor,
                     )
                 finally:
                     if terminable:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -22,6 +24,7 @@ def status_command(
     try:
         manifest, counts, usage = store.manifest(), store.counts(), store.usage()
         errors, quality, state = store.errors(), store.answer_quality(), store.run_state()
+        metas = store.tables().conversations["meta"]
     finally:
         store.close()
     from backchannel.backends import model_caveat
@@ -52,6 +55,14 @@ def status_command(
     )
     for model, u in sorted(usage.by_model.items()):
         out.print(f"  {model}: {u.calls} calls, {u.prompt_tokens + u.completion_tokens} tokens")
+    per_replica, moved = replica_calls(metas)
+    if per_replica:
+        out.print(
+            f"replicas: calls of stored conversations ({moved} conversation(s) moved to "
+            "another replica after a failure)"
+        )
+        for url, calls in sorted(per_replica.items()):
+            out.print(f"  {url}: {calls} calls", soft_wrap=True, highlight=False)
     from backchannel.backends import cache_totals
     from backchannel.store import CACHE_NAME
 
@@ -66,6 +77,20 @@ def status_command(
             f"response cache: {answers} answers ({prompt} prompt, {completion} completion tokens), "
             "including calls of conversations not yet stored"
         )
+
+
+def replica_calls(metas: Iterable[str]) -> tuple[dict[str, int], int]:
+    """Calls per replica summed over conversations' meta, and how many used more than one."""
+    totals: dict[str, int] = {}
+    moved = 0
+    for text in metas:
+        calls = json.loads(text).get("replica_calls") if text else None
+        if not calls:
+            continue
+        moved += len(calls) > 1
+        for url, count in calls.items():
+            totals[url] = totals.get(url, 0) + int(count)
+    return totals, moved
 
 
 @friendly_errors

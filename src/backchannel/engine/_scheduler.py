@@ -42,8 +42,12 @@ async def run_conversation(
     """Run one conversation to the end; a bug in a protocol fails only this conversation."""
     context = ConversationContext(spec, settings, client, experiment_seed=experiment_seed)
     try:
-        await run(context)
-        await context.drain()
+        with client.conversation(spec.conversation_id) as affinity:
+            await run(context)
+            await context.drain()
+        if affinity.calls:
+            # Which replica served how many of its calls (more than one only after a failure).
+            context.meta["replica_calls"] = dict(sorted(affinity.calls.items()))
     except BackendUnavailable:
         await context.cancel_background()
         raise

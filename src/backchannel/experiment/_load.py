@@ -49,6 +49,8 @@ class LoadedExperiment:
             endpoint.pop("api_key", None)
             if isinstance(endpoint.get("base_url"), str):
                 endpoint["base_url"] = redact_userinfo(endpoint["base_url"])
+            if isinstance(endpoint.get("base_urls"), list):
+                endpoint["base_urls"] = [redact_userinfo(u) for u in endpoint["base_urls"]]
         if data.get("population") is None:  # only runs on sim/population set it
             data.pop("population", None)
         return data

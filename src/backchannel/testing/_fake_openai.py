@@ -137,7 +137,14 @@ class FakeOpenAIServer:
         port: int = 0,
         reasoning: ReasoningShape | None = None,
         reasoner: Reasoner | None = None,
+        max_queue: int | None = None,
     ) -> None:
+        if max_queue is not None and max_queue < 0:
+            raise ValueError("max_queue must be >= 0")
+        self.max_queue = max_queue
+        """Requests waiting beyond this many are answered 429 at once (None: queue them all)."""
+        self.rate_limited = 0
+        """Requests answered 429 because the queue was full."""
         if latency < 0:
             raise ValueError("latency must be >= 0")
         if slots < 1:
@@ -158,7 +165,7 @@ class FakeOpenAIServer:
         self._require_api_key = require_api_key
         self._port = port
         self._runner: web.AppRunner | None = None
-        self._semaphore: asyncio.Semaphore | None = None
+        self._gate = _Capacity(slots)
         self._base_url: str | None = None
         self.requests: list[dict[str, Any]] = []
         """Every chat-completions request body received, in arrival order (faulted ones too)."""
@@ -191,12 +198,12 @@ class FakeOpenAIServer:
         app.router.add_post("/v1/chat/completions", self._chat_completions)
         app.router.add_get("/v1/models", self._list_models)
         app.router.add_get("/stats", self._stats)
+        app.router.add_post("/capacity", self._capacity)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", self._port)
         await site.start()
         self._runner = runner
-        self._semaphore = asyncio.Semaphore(self.slots)
         host, port = runner.addresses[0][:2]
         self._base_url = f"http://{host}:{port}/v1"
 
@@ -218,6 +225,22 @@ class FakeOpenAIServer:
     ) -> None:
         await self.stop()
 
+    def set_slots(self, slots: int) -> None:
+        """Change the capacity mid-run (also `POST /capacity {"slots": N}`): more slots admit
+        queued requests at once; fewer take effect as requests in service finish."""
+        if slots < 1:
+            raise ValueError("slots must be >= 1")
+        self.slots = slots
+        self._gate.resize(slots)
+
+    async def _capacity(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        slots = body.get("slots") if isinstance(body, dict) else None
+        if not isinstance(slots, int) or slots < 1:
+            return web.json_response(error_body(400, "'slots' must be an integer >= 1"), status=400)
+        self.set_slots(slots)
+        return web.json_response(self.stats())
+
     def stats(self) -> dict[str, int]:
         """The counters as a plain dict (also served at ``GET /stats``)."""
         return {
@@ -226,6 +249,7 @@ class FakeOpenAIServer:
             "max_concurrency": self.max_concurrency,
             "max_in_flight": self.max_in_flight,
             "slots": self.slots,
+            "rate_limited": self.rate_limited,
         }
 
     def _authorised(self, request: web.Request) -> bool:
@@ -277,11 +301,15 @@ class FakeOpenAIServer:
         return web.Response(status=500)  # never written: the socket is already closed
 
     async def _serve(self, body: dict[str, Any], extra_delay: float) -> web.Response:
-        assert self._semaphore is not None
+        queued = self._in_flight - self._in_service
+        full = self._in_service >= self.slots
+        if self.max_queue is not None and full and queued >= self.max_queue:
+            self.rate_limited += 1
+            return web.json_response(error_body(429), status=429)
         self._in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
-            async with self._semaphore:
+            async with self._gate:
                 self._in_service += 1
                 self.max_concurrency = max(self.max_concurrency, self._in_service)
                 try:
@@ -333,3 +361,41 @@ class FakeOpenAIServer:
                 **usage,
             },
         }
+
+
+class _Capacity:
+    """A semaphore whose size can change while requests wait (arrival order kept)."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+        self.busy = 0
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def resize(self, slots: int) -> None:
+        self.slots = slots
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.busy < self.slots:
+            future = self._waiters.pop(0)
+            if not future.done():
+                self.busy += 1
+                future.set_result(None)
+
+    async def __aenter__(self) -> None:
+        if self.busy < self.slots and not self._waiters:
+            self.busy += 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.busy -= 1
+                self._wake()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.busy -= 1
+        self._wake()

@@ -28,6 +28,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--require-api-key", default=None, help="answer 401 unless this key")
     parser.add_argument(
+        "--max-queue", type=int, default=None, help="answer 429 when this many requests wait"
+    )
+    parser.add_argument(
         "--reasoning",
         choices=REASONING_SHAPES,
         default=None,
@@ -48,6 +51,7 @@ async def _serve(args: argparse.Namespace) -> None:
         require_api_key=args.require_api_key,
         port=args.port,
         reasoning=args.reasoning,
+        max_queue=args.max_queue,
     )
     async with server:
         print(server.base_url, flush=True)
