@@ -139,7 +139,7 @@ class PeerPressureSettings(BaseModel):
         None,
         ge=0,
         lt=1,
-        description="Adversaries as a share of N (rounded half up); replaces `k` when set.",
+        description="Adversaries as a share of N (rounded half up); when set, `k` is not read.",
     )
     roster: str | None = Field(
         None, description="A CSV file `name,persona` of agents; null: the shipped roster."
@@ -194,8 +194,6 @@ class PeerPressureSettings(BaseModel):
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise ValueError(f"dataset names must be distinct: {names}")
-        if self.k_share is not None and "k" in self.model_fields_set:
-            raise ValueError("give either k or k_share, not both")
         if self.adversaries >= self.n_agents:
             raise ValueError(f"k = {self.adversaries} leaves no honest agent among {self.n_agents}")
         if self.assignment == "by_role" and not (self.honest_model and self.adversary_model):
