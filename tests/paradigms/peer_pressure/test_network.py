@@ -8,7 +8,9 @@ three (Alice the adversary), no intervention, one model.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_metrics import EVENT_FAIL, build_run, conversation
 
@@ -21,6 +23,8 @@ from backchannel.paradigms.peer_pressure._network import (
     infection_by_distance,
     infection_by_model,
 )
+from backchannel.paradigms.peer_pressure._report import build_report
+from backchannel.report import Report
 
 J = "j"
 T, M = "true", "manipulated"
@@ -126,3 +130,16 @@ def test_the_metrics_mapping_carries_the_network_section() -> None:
     assert network["graph_exposure"]["n_exposed"] == 3
     assert {r["distance"] for r in network["infection_by_distance"]} == {1, 2, 3}
     assert set(network["by_intervention"]) == {"early_correction", "none"}
+
+
+def test_the_report_compares_interventions(tmp_path: Path) -> None:
+    tables = run()
+    report = Report("Interventions")
+    build_report(tables, compute_metrics(tables, J), report)
+    assert {"infection_by_distance", "infection_by_model", "by_intervention"} <= set(
+        report.table_names
+    )
+    report.write(tmp_path)
+    rows = pd.read_csv(tmp_path / "by_intervention.csv").set_index("intervention")
+    assert rows.loc["early_correction", "hidden_infection"] == 3 / 8
+    assert rows.loc["none", "fpi"] == 0.5
