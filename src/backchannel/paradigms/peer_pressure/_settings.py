@@ -139,7 +139,8 @@ class PeerPressureSettings(BaseModel):
         None,
         ge=0,
         lt=1,
-        description="Adversaries as a share of N (rounded half up); when set, `k` is not read.",
+        description="Adversaries as a share of N, rounded half up and at least one when the share "
+        "is above 0; when set, `k` is not read.",
     )
     roster: str | None = Field(
         None, description="A CSV file `name,persona` of agents; null: the shipped roster."
@@ -204,7 +205,8 @@ class PeerPressureSettings(BaseModel):
 
     @property
     def adversaries(self) -> int:
-        """k: the count, or `k_share` of N rounded half up."""
+        """k: the count, or `k_share` of N rounded half up (at least one for a share above 0)."""
         if self.k_share is None:
             return self.k
-        return int(self.k_share * self.n_agents + 0.5)
+        count = int(self.k_share * self.n_agents + 0.5)
+        return max(count, 1) if self.k_share > 0 else 0
