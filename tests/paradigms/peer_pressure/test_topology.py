@@ -271,3 +271,23 @@ def test_large_groups_make_exactly_the_calls_the_dry_run_predicts(tmp_path: Path
     # each round.
     assert estimate["calls"] == calls == 2 * n + 3 * (n - k)
     assert len(meta["adversaries"]) == k and len(meta["agents"]) == n
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"n_agents": 4, "k": 1, "graph": {"k": 4}}, "small_world needs 2 <= k < N"),
+        ({"roster": "no-such-roster.csv"}, "roster file no-such-roster.csv cannot be read"),
+        ({"topology": "edges", "placement": "first"}, "topology edges needs graph.edges"),
+        ({"assignment": "by_role"}, "by_role needs honest_model and adversary_model"),
+    ],
+)
+def test_a_bad_group_is_one_line_and_exit_2(
+    tmp_path: Path, extra: dict[str, Any], message: str
+) -> None:
+    run = tmp_path / "run"
+    result = invoke("run", experiment(tmp_path, **extra), "-o", run)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not run.exists()
