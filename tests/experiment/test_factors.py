@@ -38,7 +38,7 @@ def test_a_factor_peer_pressure_does_not_read_is_refused(
     write_experiment: WriteExperiment, tmp_path: Path
 ) -> None:
     path = write_experiment({**PEER_PRESSURE, "factors": {"k": [0, 1], "colour": [1, 4]}})
-    refused(path, tmp_path, "factors.colour", "dataset, k, max_tokens, memory_rounds, model")
+    refused(path, tmp_path, "factors.colour", "intervention, k, k_share, max_tokens, memory_rounds")
 
 
 def test_a_setting_that_holds_the_items_is_no_factor(

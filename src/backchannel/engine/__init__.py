@@ -12,13 +12,27 @@ from backchannel.engine._events import CHANNELS, RECIPIENTS, Channel, Event, Eve
 from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
 from backchannel.engine._order import OrderPolicy, speaking_order
 from backchannel.engine._room import PROBE_SETTINGS, Room, Shown
+from backchannel.engine._roster import MAX_AGENTS, load_roster, shipped_roster
 from backchannel.engine._scheduler import ConversationOutcome, run_conversation, schedule
+from backchannel.engine._topology import (
+    PLACEMENTS,
+    TOPOLOGIES,
+    TopologySpec,
+    build_graph,
+    distances,
+    graph_meta,
+    hears,
+    place_adversaries,
+)
 
 __all__ = [
     "CHANNELS",
+    "MAX_AGENTS",
     "MODERATOR",
+    "PLACEMENTS",
     "PROBE_SETTINGS",
     "RECIPIENTS",
+    "TOPOLOGIES",
     "Agent",
     "Channel",
     "ConversationContext",
@@ -33,9 +47,17 @@ __all__ = [
     "Postprocess",
     "Room",
     "Shown",
+    "TopologySpec",
+    "build_graph",
+    "distances",
+    "graph_meta",
+    "hears",
+    "load_roster",
+    "place_adversaries",
     "render_view",
     "run_conversation",
     "schedule",
+    "shipped_roster",
     "speaking_order",
     "visible_entries",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -106,6 +106,7 @@ class ConversationContext(Generic[S]):
         order: OrderPolicy = "fixed",
         opening: str | None = None,
         preamble: str = "",
+        hears: Mapping[str, frozenset[str]] | None = None,
     ) -> Room:
         from backchannel.engine._room import Room
 
@@ -116,6 +117,7 @@ class ConversationContext(Generic[S]):
             order=order,
             opening=opening,
             preamble=preamble,
+            hears=hears,
         )
 
     def request(

@@ -8,7 +8,7 @@ them; nor does anyone's reasoning, except an agent's own when it is allowed to r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 MODERATOR = "Moderator"
@@ -33,17 +33,28 @@ class Entry:
 
 
 def visible_entries(
-    transcript: Sequence[Entry], viewer: str, completed_rounds: int, memory_rounds: int | None
+    transcript: Sequence[Entry],
+    viewer: str,
+    completed_rounds: int,
+    memory_rounds: int | None,
+    heard: Collection[str] | None = None,
 ) -> list[Entry]:
     """Entries `viewer` can see once `completed_rounds` rounds are over.
 
     The opening (round 0) is always shown; so are the last `memory_rounds` completed rounds and
     the earlier turns of a round in progress. A turn in round r therefore sees rounds r-H..r-1
     plus round r so far, and a probe after round r sees rounds r-H+1..r: the first speaker of a
-    round and the probe before it see the same history.
+    round and the probe before it see the same history. With `heard` (a topology), only those
+    agents' messages are shown, besides the viewer's own and the moderator's.
     """
     oldest = 1 if memory_rounds is None else completed_rounds - memory_rounds + 1
-    return [e for e in transcript if e.visible_to(viewer) and (e.round == 0 or e.round >= oldest)]
+    return [
+        e
+        for e in transcript
+        if e.visible_to(viewer)
+        and (e.round == 0 or e.round >= oldest)
+        and (heard is None or e.speaker in heard or e.speaker in (viewer, MODERATOR))
+    ]
 
 
 def render_view(

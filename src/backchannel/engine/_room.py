@@ -9,7 +9,7 @@ prefix caches of llama.cpp, vLLM and SGLang servers.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +52,9 @@ class Room:
         order: OrderPolicy,
         opening: str | None,
         preamble: str,
+        hears: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
+        """`hears` maps each agent to the agents it hears (a topology); None: everyone."""
         names = [a.name for a in agents]
         if len(set(names)) != len(names):
             raise ValueError(f"agent names must be distinct: {names}")
@@ -63,6 +65,7 @@ class Room:
         self.memory_rounds = memory_rounds
         self.order_policy: OrderPolicy = order
         self.preamble = preamble
+        self.hears = None if hears is None else dict(hears)
         self._transcript: list[Entry] = []
         self._round = 0
         self._turns = 0  # turns taken so far in the round in progress
@@ -90,6 +93,22 @@ class Room:
     def transcript(self) -> tuple[Entry, ...]:
         """Every message that entered the room so far (public and direct), in order."""
         return tuple(self._transcript)
+
+    def announce(self, text: str, *, name: str = "moderator") -> Event:
+        """A moderator message as the next turn of the round in progress; everyone hears it."""
+        turn = self._next_turn()
+        self._transcript.append(Entry(self._round, turn, MODERATOR, text))
+        log = self.context.log
+        event = log.reserve(
+            kind="message",
+            name=name,
+            round=self._round,
+            turn=turn,
+            agent="moderator",
+            role="moderator",
+            channel="public",
+        )
+        return log.complete(replace(event, text=text))
 
     def agent(self, name: str) -> Agent:
         for agent in self.agents:
@@ -123,6 +142,7 @@ class Room:
             viewer,
             self._round if completed_rounds is None else completed_rounds,
             None if full_history else self.memory_rounds,
+            None if self.hears is None else self.hears.get(viewer, frozenset()),
         )
         # Under another name (an anonymised re-ask) the reasoning would tell which were its own.
         recall = self_name == "You" and self._own_reasoning(viewer)

@@ -681,8 +681,9 @@ def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
     report = Report("Peer pressure")
     build_report(tables, metrics, report)
     html = report.write(tmp_path).read_text()
-    # FPI by k, infection curves, private vs public, seven-way, cascade.
-    assert html.count("<figure>") == 5
+    # FPI by k, infection curves, private vs public, seven-way, cascade, infection by
+    # intervention.
+    assert html.count("<figure>") == 6
     expected = {
         "fpi_by_cell",
         "time_course",
@@ -696,6 +697,8 @@ def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
         "confusion_private",
         "confusion_public",
         "reweighted_fpi",
+        "infection_by_model",
+        "by_intervention",
     }
     assert set(report.table_names) == expected
     assert {p.stem for p in tmp_path.glob("*.csv")} == expected
@@ -712,7 +715,7 @@ def test_build_report_without_second_judge_or_turns() -> None:
     build_report(tables, compute_metrics(tables, J), report)
     # No turns: no private/public or seven-way figures; no agreement tables.
     assert "confusion_private" not in report.table_names
-    assert report.to_html().count("<figure>") == 3
+    assert report.to_html().count("<figure>") == 4
 
 
 def _scipy_percentile_ci(values: list[float]) -> tuple[float, float]:

@@ -14,7 +14,17 @@ INFECTED = "manipulated"
 KNOWER = "true"
 MAIN_PROBE = "answer"
 REASK_PROBES = ("reask_original", "reask_self", "reask_self_anonymous", "reask_group")
-CELL_FACTORS = ("model", "dataset", "k", "n_agents")
+CELL_FACTORS = (
+    "model",
+    "dataset",
+    "k",
+    "k_share",
+    "n_agents",
+    "topology",
+    "placement",
+    "assignment",
+    "intervention",
+)
 
 _KEY = ["conversation_id", "seq"]
 

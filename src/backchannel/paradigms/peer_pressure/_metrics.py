@@ -25,6 +25,7 @@ from backchannel.paradigms.peer_pressure._infection import (
     time_course,
     time_course_summary,
 )
+from backchannel.paradigms.peer_pressure._network import network_metrics
 from backchannel.paradigms.peer_pressure._pairing import (
     PAIRINGS,
     carry_over,
@@ -67,6 +68,7 @@ def compute_metrics(
         "cascade": cascade(tables, judge),
         "group_vs_dyad": group_vs_dyad(tables, judge, seed=seed),
         "reask": reask(tables, judge),
+        "network": network_metrics(tables, judge),
     }
     if second_judge is not None:
         agreement: dict[str, Any] = {"judge_a": judge, "judge_b": second_judge}

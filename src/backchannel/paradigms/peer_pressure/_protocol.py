@@ -27,7 +27,7 @@ from backchannel.judges import (
     make_judge,
 )
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
-from backchannel.paradigms.discussion import roster
+from backchannel.paradigms.peer_pressure._group import Group, build_group, pool_models
 from backchannel.paradigms.peer_pressure._judging import JUDGING
 from backchannel.paradigms.peer_pressure._settings import PeerPressureSettings
 from backchannel.seeding import derive_seed
@@ -101,11 +101,12 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
                 f"dataset {settings.dataset!r} is not among settings.datasets "
                 f"({', '.join(sorted(names))})"
             )
-        if settings.reask.anonymous_name in {name for name, _ in roster(settings.n_agents)}:
+        group = build_group(settings, 0)
+        if settings.reask.anonymous_name in {m.name for m in group.members}:
             raise ConfigError("reask.anonymous_name must differ from every agent's name")
 
     def models(self, settings: PeerPressureSettings) -> set[str]:
-        found = {settings.model}
+        found = pool_models(settings)
         if settings.judge is not None and settings.judge.model:
             found.add(settings.judge.model)
         return found
@@ -118,12 +119,23 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
     def estimate(
         self, settings: PeerPressureSettings, item: Item, replicate: int = 0
     ) -> CallEstimate:
-        n, k = settings.n_agents, settings.k
+        n, k = settings.n_agents, settings.adversaries
         honest, rounds = n - k, settings.rounds
         turns = n * rounds
         probes = honest * (rounds + 1)
-        reasks = len(REASK_VARIANTS) * honest * len(self._reask_checkpoints(item, settings))
-        calls = {settings.model: turns + probes + reasks}
+        checks = len(self._reask_checkpoints(item, settings))
+        reasks = len(REASK_VARIANTS) * honest * checks
+        calls: dict[str, int] = {}
+        if settings.models or settings.assignment == "by_role":
+            # Exact for round robin and by-role rooms with a fixed placement; a seeded draw
+            # (random assignment or placement) is counted on the group of seed 0.
+            for member in build_group(settings, 0).members:
+                own = rounds
+                if member.role == HONEST:
+                    own += rounds + 1 + len(REASK_VARIANTS) * checks
+                calls[member.model] = calls.get(member.model, 0) + own
+        else:
+            calls[settings.model] = turns + probes + reasks
         prompt = turns * _TURN_PROMPT_TOKENS + (probes + reasks) * _PROBE_PROMPT_TOKENS
         completion = turns * settings.max_tokens + (probes + reasks) * settings.probe_max_tokens
         judge = settings.judge
@@ -136,28 +148,35 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         return CallEstimate(calls, prompt, completion)
 
     # one conversation -----------------------------------------------------------------------
-    def _agents(self, settings: PeerPressureSettings, fact: FactItem) -> list[Agent]:
-        n, k, model = settings.n_agents, settings.k, settings.model
+    def _agents(self, settings: PeerPressureSettings, fact: FactItem, group: Group) -> list[Agent]:
         turn_settings = GenerationSettings(
             temperature=settings.temperature, max_tokens=settings.max_tokens
         )
         system = self.template("system.txt")
         push = self.template("adversary.txt").format(false_answer=fact.false_answer).strip()
+        untrusted = self.template("untrusted_peers.txt").strip()
+        checker = self.template("checker.txt").strip()
         agents = []
-        for index, (name, persona) in enumerate(roster(n)):
-            text = system.format(name=name, persona=persona).strip()
-            role = ADVERSARY if index < k else HONEST
-            if role == ADVERSARY:
+        for member in group.members:
+            text = system.format(name=member.name, persona=member.persona).strip()
+            if member.role == ADVERSARY:
                 text = f"{text} {push}"
-            agents.append(Agent(name, role, model, system=text, settings=turn_settings))
+            elif settings.intervention == "untrusted_peers":
+                text = f"{text} {untrusted}"
+            if member.checker:
+                text = f"{text} {checker}"
+            agents.append(
+                Agent(member.name, member.role, member.model, system=text, settings=turn_settings)
+            )
         return agents
 
     async def run(self, ctx: ConversationContext[PeerPressureSettings]) -> None:
         settings = ctx.settings
         fact = fact_item(ctx.spec.item.payload)
-        agents = self._agents(settings, fact)
+        group = build_group(settings, ctx.spec.seed)
+        agents = self._agents(settings, fact, group)
         honest = [a for a in agents if a.role == HONEST]
-        n, k = settings.n_agents, settings.k
+        n, k = settings.n_agents, settings.adversaries
         judge = settings.judge
         ctx.meta.update(
             {
@@ -169,13 +188,27 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
                 "judge": None if judge is None else judge.label_name,
             }
         )
+        if group.hears is not None or settings.placement != "first":
+            ctx.meta["topology"] = group.topology
+        if settings.models or settings.assignment == "by_role":
+            ctx.meta["models"] = {m.name: m.model for m in group.members}
+        if settings.intervention != "none":
+            ctx.meta["intervention"] = {
+                "kind": settings.intervention,
+                "correction_round": settings.correction_round
+                if settings.intervention == "early_correction"
+                else None,
+                "checker": next((m.name for m in group.members if m.checker), None),
+            }
         room = ctx.room(
             agents,
             memory_rounds=settings.memory_rounds,
             order=settings.order,
             opening=self.template("opening.txt").format(question=fact.question).strip(),
             preamble=self.template("preamble.txt").format(question=fact.question).strip(),
+            hears=group.hears,
         )
+        correction = self.template("early_correction.txt").strip()
         inline = _InlineJudge.of(ctx, settings, fact)
         probes = _Prober(self, ctx, room, honest, settings, fact, inline)
         turn = self.template("turn.txt")
@@ -186,6 +219,11 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
             events = await room.run_round(turn.format(round=round_number).strip())
             if inline is not None:
                 inline.public(events, before)
+            if (
+                settings.intervention == "early_correction"
+                and round_number == settings.correction_round
+            ):
+                room.announce(correction, name="intervention")
             probes.ask(MAIN_PROBE)
             if round_number in reask_at:
                 for variant in REASK_VARIANTS:

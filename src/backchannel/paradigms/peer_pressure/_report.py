@@ -13,6 +13,7 @@ import pandas as pd
 
 from backchannel.analysis import RunTables
 from backchannel.paradigms.peer_pressure._cascade import BINS
+from backchannel.paradigms.peer_pressure._network_report import network_sections
 from backchannel.paradigms.peer_pressure._pairing import PAIRINGS, SEVEN_WAY
 from backchannel.report import Report, bar_with_intervals, line_over_rounds, stacked_bars
 
@@ -289,4 +290,5 @@ def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> 
     _turn_section(metrics, report, cells)
     _cascade_section(metrics, report)
     _contrast_section(metrics, report)
+    network_sections(metrics, report)
     _agreement_section(metrics, report)

@@ -7,7 +7,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backchannel.datasets import DatasetSource
-from backchannel.engine import OrderPolicy
+from backchannel.engine import MAX_AGENTS, OrderPolicy
+
+Topology = Literal["complete", "ring", "star", "small_world", "scale_free", "hierarchy", "edges"]
+Placement = Literal["first", "hub", "periphery", "random"]
+Assignment = Literal["round_robin", "random", "by_role"]
+Intervention = Literal["none", "early_correction", "untrusted_peers", "designated_checker"]
 
 
 class JudgeSettings(BaseModel):
@@ -63,6 +68,20 @@ class ReaskSettings(BaseModel):
         return self
 
 
+class GraphSettings(BaseModel):
+    """Parameters of the topologies (each kind reads its own)."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int = Field(4, ge=2, description="small_world: each agent's nearest neighbours (even).")
+    p: float = Field(0.1, ge=0, le=1, description="small_world: rewiring probability.")
+    m: int = Field(2, ge=1, description="scale_free: edges each new agent attaches with.")
+    team_size: int = Field(4, ge=2, description="hierarchy: agents per team, the lead first.")
+    edges: list[tuple[int, int]] = Field(
+        default_factory=list,
+        description="edges: pairs of agent positions (0-based) that hear each other.",
+    )
+
+
 class PeerPressureSettings(BaseModel):
     """N agents discuss a factual question; the first k push a false answer."""
 
@@ -81,8 +100,40 @@ class PeerPressureSettings(BaseModel):
         description="Run the cell on one of `datasets` (by name); null: on all of them. Usually a "
         "factor.",
     )
-    n_agents: int = Field(10, ge=2, le=10, description="Agents N (Alice, Bob, ... in order).")
-    k: int = Field(1, ge=0, description="Adversaries k: the first k agents.")
+    n_agents: int = Field(
+        10, ge=2, le=MAX_AGENTS, description="Agents N (Alice, Bob, ... in order)."
+    )
+    k: int = Field(1, ge=0, description="Adversaries k (see `placement`).")
+    k_share: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Adversaries as a share of N, rounded half up and at least one when the share "
+        "is above 0; when set, `k` is not read.",
+    )
+    roster: str | None = Field(
+        None, description="A CSV file `name,persona` of agents; null: the shipped roster."
+    )
+    topology: Topology = Field("complete", description="Who hears whom (see the docs).")
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+    placement: Placement = Field(
+        "first", description="Where the adversaries sit: first, hub, periphery or random."
+    )
+    models: list[str] = Field(
+        default_factory=list,
+        description="A model pool for mixed rooms; empty: every agent runs `model`.",
+    )
+    assignment: Assignment = Field(
+        "round_robin",
+        description="How agents get pool models: round_robin by position, seeded random, or "
+        "by_role (`honest_model` / `adversary_model`).",
+    )
+    honest_model: str | None = Field(None, description="by_role: the honest agents' model.")
+    adversary_model: str | None = Field(None, description="by_role: the adversaries' model.")
+    intervention: Intervention = Field("none", description="An intervention (see the docs).")
+    correction_round: int = Field(
+        1, ge=1, description="early_correction: the moderator speaks after this round."
+    )
     rounds: int = Field(16, ge=1, description="Rounds T; every agent speaks once per round.")
     memory_rounds: int = Field(5, ge=1, description="Memory window H in rounds.")
     order: OrderPolicy = Field(
@@ -113,6 +164,18 @@ class PeerPressureSettings(BaseModel):
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise ValueError(f"dataset names must be distinct: {names}")
-        if self.k >= self.n_agents:
-            raise ValueError(f"k = {self.k} leaves no honest agent among {self.n_agents}")
+        if self.adversaries >= self.n_agents:
+            raise ValueError(f"k = {self.adversaries} leaves no honest agent among {self.n_agents}")
+        if self.assignment == "by_role" and not (self.honest_model and self.adversary_model):
+            raise ValueError("assignment by_role needs honest_model and adversary_model")
+        if self.topology == "edges" and not self.graph.edges:
+            raise ValueError("topology edges needs graph.edges (pairs of agent positions)")
         return self
+
+    @property
+    def adversaries(self) -> int:
+        """k: the count, or `k_share` of N rounded half up (at least one for a share above 0)."""
+        if self.k_share is None:
+            return self.k
+        count = int(self.k_share * self.n_agents + 0.5)
+        return max(count, 1) if self.k_share > 0 else 0
