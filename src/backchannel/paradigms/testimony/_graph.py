@@ -49,7 +49,8 @@ class Statement:
     number: int
     extraction: Extraction | None
     status: str  # ok, or why there are no claims: parse_failure, not_labelled, ...
-    text: str = ""
+    text: str = ""  # the label's text (a failed extraction's raw answer)
+    said: str = ""  # the statement itself
 
 
 @dataclass(slots=True)
@@ -130,6 +131,7 @@ def _fill(record: Record, events: pd.DataFrame, labels: dict[tuple[str, int], An
                     extraction,
                     status,
                     text,
+                    str(e["text"] or ""),
                 )
             )
         elif kind == "probe" and name == "vote":
