@@ -210,6 +210,16 @@ def agree_command(
             f"no labels of judge {', '.join(missing)}; judges in the run: "
             f"{', '.join(sorted(judges)) or 'none'} (add some with `backchannel judge`)"
         )
+    if tables.manifest.get("paradigm") == "testimony":
+        from backchannel.paradigms.testimony import citation_agreement
+
+        found = citation_agreement(tables, judge_a, judge_b)
+        if as_json:
+            out.print(json.dumps(found), markup=False, highlight=False, soft_wrap=True)
+        else:
+            for name, value in found.items():
+                out.print(f"{name}: {value}", markup=False)
+        return
     channels = {c: judge_agreement(tables, judge_a, judge_b, c) for c in ("private", "public")}
     reweighted = reweighted_fpi(tables, judge_a, judge_b)
     if as_json:

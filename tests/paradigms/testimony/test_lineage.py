@@ -6,9 +6,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
 import pytest
 
-from backchannel.paradigms.testimony._citations import Claim
+from backchannel.analysis import RunTables
+from backchannel.paradigms.testimony._agreement import citation_agreement
+from backchannel.paradigms.testimony._citations import Claim, Extraction
 from backchannel.paradigms.testimony._graph import citation_table
 from backchannel.paradigms.testimony._lineage import lineage_metrics
 from backchannel.paradigms.testimony._propagation import statement_orders
@@ -234,3 +237,22 @@ def test_citation_table_links_each_claim_to_the_cited_event() -> None:
     failed = graph[graph["status"] == "parse_failure"]
     assert list(failed["conversation_id"]) == ["condition=C0/s3/0"]
     assert len(graph[graph["status"] == "ok"]) == 11
+
+
+def test_agreement_of_two_citation_judges() -> None:
+    run = tables(c1())
+    other = run.labels.copy()
+    other["judge"] = "citations_x"
+    a_r1 = run.events[(run.events["agent"] == "A") & (run.events["round"] == 2)]["seq"].item()
+    empty = Extraction((), ()).label()
+    other.loc[other["event_seq"] == a_r1, "label"] = empty  # B finds nothing in A's R1
+    both = RunTables(run.events, pd.concat([run.labels, other]), run.conversations)
+    found = citation_agreement(both, "citations", "citations_x")
+    assert (found["statements"], found["both_extracted"]) == (11, 11)
+    assert found["exact_agreement"] == 10 / 11
+    assert (found["claims_a"], found["claims_b"]) == (11, 10)
+    assert (found["precision"], found["recall"], found["same_endpoint"]) == (1.0, 10 / 11, 1.0)
+    # [T:K] directly: K R1, A R1, A R2 for A; K R1, A R2 for B. po = 10/11,
+    # pe = (3 * 2 + 8 * 9) / 121 = 78/121, kappa = (110 - 78) / (121 - 78) = 32/43
+    assert found["kappa_cites_key"] == pytest.approx(32 / 43)
+    assert found["kappa_cites_second_key"] == 1.0

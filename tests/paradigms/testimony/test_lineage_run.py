@@ -222,6 +222,13 @@ def test_llm_extractor_through_judge_stores_claims_and_parse_failures(tmp_path: 
     assert lineage["judges"] == ["citations", "citations_llm"]
     summary = lineage["by_judge"]["citations_llm"]["extraction"]
     assert summary["by_status"] == {"ok": 20, "parse_failure": 40}
+    agree = runner.invoke(app, ["agree", str(directory), "citations", "citations_llm", "--json"])
+    assert agree.exit_code == 0, agree.output
+    found = json.loads(agree.output)
+    assert (found["statements"], found["both_extracted"], found["failed_b_only"]) == (60, 20, 40)
+    assert (found["exact_agreement"], found["precision"], found["recall"]) == (1.0, 1.0, 1.0)
+    # R1: each speaker cites its own testimony, so the key's is cited once per conversation
+    assert found["kappa_cites_key"] == 1.0
 
 
 def test_judge_refuses_a_citation_name_without_the_prefix(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 key witness lies. See docs/paradigms/testimony.md for environments, protocol and metrics.
 """
 
+from backchannel.paradigms.testimony._agreement import citation_agreement
 from backchannel.paradigms.testimony._chain import Chain, Node, StoryError, extract_chain
 from backchannel.paradigms.testimony._citations import Claim, Extraction, Invalid, parse_markup
 from backchannel.paradigms.testimony._environment import (
@@ -57,6 +58,7 @@ __all__ = [
     "build_environment",
     "check_windows",
     "checkpoint_outcomes",
+    "citation_agreement",
     "citation_table",
     "citation_targets",
     "claim_schema",
