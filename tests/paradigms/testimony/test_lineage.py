@@ -8,12 +8,14 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from backchannel.analysis import RunTables
 from backchannel.paradigms.testimony._agreement import citation_agreement
 from backchannel.paradigms.testimony._citations import Claim, Extraction
 from backchannel.paradigms.testimony._graph import citation_table
 from backchannel.paradigms.testimony._lineage import lineage_metrics
+from backchannel.paradigms.testimony._lineage_report import pooled_rates
 from backchannel.paradigms.testimony._propagation import statement_orders
 from backchannel.paradigms.testimony._roots import holdings, state_of, transitions
 
@@ -256,3 +258,12 @@ def test_agreement_of_two_citation_judges() -> None:
     # pe = (3 * 2 + 8 * 9) / 121 = 78/121, kappa = (110 - 78) / (121 - 78) = 32/43
     assert found["kappa_cites_key"] == pytest.approx(32 / 43)
     assert found["kappa_cites_second_key"] == 1.0
+
+
+def test_report_pools_rounds_with_wilson_intervals() -> None:
+    pooled = pooled_rates(lineage(c1())["citation"])
+    row = pooled[(pooled["bar"] == "key C1") & (pooled["measure"] == "citation")].iloc[0]
+    # key testimony carried in 1 + 3 + 2 of the members' 9 statements
+    low, high = proportion_confint(6, 9, method="wilson")
+    assert (row["statements"], row["rate"]) == (9, 6 / 9)
+    assert (row["low"], row["high"]) == pytest.approx((low, high))
