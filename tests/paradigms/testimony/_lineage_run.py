@@ -17,6 +17,7 @@ from backchannel.paradigms.testimony._citations import context_for, parse_markup
 from backchannel.paradigms.testimony._phases import round_of
 
 ROLES = {"K": "key", "S": "second_key", "A": "member", "B": "member", "C": "member"}
+OBSERVERS = {"P": "observer", "Q": "observer", "R": "observer"}
 CONTAINERS = ("red_box", "blue_box", "green_box")
 VALUES = {"t": "red_box", "d": "blue_box", "u": "UNKNOWN", "o": "green_box"}
 
@@ -89,7 +90,12 @@ def tables(*specs: dict[str, Any], judge: str = "citations") -> RunTables:
             "key": "K",
             "second_key": "S",
             "rounds": 3,
-            "agents": [{"name": n, "role": r, "model": "sim/a"} for n, r in ROLES.items()],
+            "agents": [{"name": n, "role": r, "model": "sim/a"} for n, r in ROLES.items()]
+            + [
+                {"name": n, "role": r, "model": "sim/a"}
+                for n, r in OBSERVERS.items()
+                if spec["intervention"].endswith("observers")
+            ],
             "majority": {"participants": 3, "observers": 2, "all": 4},
         }
         conversations.append(
@@ -135,7 +141,7 @@ def tables(*specs: dict[str, Any], judge: str = "citations") -> RunTables:
                     round=round_of(phase),
                     turn=0,
                     agent=agent,
-                    role=ROLES[agent],
+                    role={**ROLES, **OBSERVERS}[agent],
                     channel="public",
                     text=text,
                 )

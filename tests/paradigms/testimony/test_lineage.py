@@ -267,3 +267,27 @@ def test_report_pools_rounds_with_wilson_intervals() -> None:
     low, high = proportion_confint(6, 9, method="wilson")
     assert (row["statements"], row["rate"]) == (9, 6 / 9)
     assert (row["low"], row["high"]) == pytest.approx((low, high))
+
+
+def test_active_observers_carry_testimony_between_rounds() -> None:
+    # R1: A cites K (order 1); O1: observer P cites A (2); R2: B cites P (3).
+    spec = conversation(
+        "s4",
+        "C1",
+        {
+            ("A", "R1"): "blue_box [T:K]",
+            ("P", "O1"): "A says blue_box [S:A@R1]",
+            ("B", "R2"): "Per P, the blue_box [S:P@O1]",
+        },
+        intervention="active_observers",
+    )
+    found = lineage(spec)
+    rows = found["citation"]
+    (observer,) = [r for r in rows if r["group"] == "observers" and r["testimony"] == "key"]
+    assert (observer["phase"], observer["carrier_rate"], observer["mean_order"]) == ("O1", 1.0, 2.0)
+    member = rate([r for r in rows if r["group"] == "members"], "key", "R2")
+    assert (member["statements"], member["carrier_rate"], member["mean_order"]) == (1, 1.0, 3.0)
+    assert member["adoption_rate"] == 1.0 and member["intervention"] == "active_observers"
+    single = {(r["root"], r["phase"]): r["mean_order"] for r in found["single_root_order"]}
+    # R1: A at 1; R2 and R3 (holding lasts): A still at 1, B at 3
+    assert single == {("false", "R1"): 1.0, ("false", "R2"): 2.0, ("false", "R3"): 2.0}
