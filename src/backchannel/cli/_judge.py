@@ -91,8 +91,11 @@ def judge_command(
     ] = "all",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --sample draw.")] = 0,
     max_tokens: Annotated[
-        int, typer.Option("--max-tokens", min=1, help="Maximum tokens of one verdict.")
-    ] = 16,
+        int | None,
+        typer.Option(
+            "--max-tokens", min=1, help="Maximum tokens of one verdict (16; testimony claims 1024)."
+        ),
+    ] = None,
     concurrency: Annotated[
         int | None, typer.Option("--concurrency", min=1, help="In-flight calls per endpoint.")
     ] = None,
@@ -113,6 +116,13 @@ def judge_command(
     if judge != RULE_MODEL:
         check_model(judge)
     tables = load_tables(run, None)
+    if tables.manifest.get("paradigm") == "testimony":
+        if kind == "private":
+            raise ConfigError(
+                "--kind private: testimony claims are extracted from public statements"
+            )
+        _extract_citations(run, tables, judge, name, sample, seed, max_tokens or 1024, concurrency)
+        return
     paradigm = paradigm_of(tables)
     chosen_tasks = _chosen_tasks(_tasks(paradigm, run), kind, judge)
     try:
@@ -125,7 +135,9 @@ def judge_command(
 
     async def main() -> list[Any]:
         try:
-            return await judge_targets(make_judge(judge, max_tokens=max_tokens), client, chosen)
+            return await judge_targets(
+                make_judge(judge, max_tokens=max_tokens or 16), client, chosen
+            )
         finally:
             await client.aclose()
 
@@ -157,6 +169,65 @@ def agreements(
         pairs = paired_labels(tables, judge_a, judge_b, keys)
         result[task.name] = {"kind": task.name, **agreement(pairs, judge_a, judge_b)}
     return result
+
+
+def _extract_citations(
+    run: Path,
+    tables: Any,
+    judge: str,
+    name: str,
+    sample: int | None,
+    seed: int,
+    max_tokens: int,
+    concurrency: int | None,
+) -> None:
+    """Testimony: store each statement's claims under `name`, from the markup (`rule`) or
+    from a model's JSON answer."""
+    import random
+
+    from backchannel.judges import RULE_MODEL
+    from backchannel.paradigms.testimony import (
+        CitationExtractor,
+        citation_targets,
+        extract_all,
+        extraction_counts,
+        markup_rows,
+    )
+    from backchannel.store import RunStore
+
+    if not name.startswith("citations"):
+        raise ConfigError(
+            f"--as {name!r}: testimony claims are stored under a name starting "
+            "with `citations` (e.g. citations_llm)"
+        )
+    chosen = citation_targets(tables)
+    if sample is not None:
+        chosen = random.Random(seed).sample(chosen, min(sample, len(chosen)))
+    if judge == RULE_MODEL:
+        rows = markup_rows(chosen)
+    else:
+        client, cache = _run_client(run, [judge], concurrency)
+
+        async def main() -> list[Any]:
+            try:
+                extractor = CitationExtractor(judge, max_tokens=max_tokens)
+                return await extract_all(extractor, client, chosen)
+            finally:
+                await client.aclose()
+
+        try:
+            rows = asyncio.run(main())
+        finally:
+            cache.close()
+    store = RunStore(run)
+    try:
+        store.lock()
+        stored = store.add_labels(name, rows)
+    finally:
+        store.close()
+    out.print(f"labelled {stored} statements of {run} as {name!r} with {judge}")
+    for status, count in extraction_counts(rows).items():
+        out.print(f"  {status}: {count}", markup=False)
 
 
 def _print_agreement(result: dict[str, Any]) -> None:
@@ -208,6 +279,16 @@ def agree_command(
             f"no labels of judge {', '.join(missing)}; judges in the run: "
             f"{', '.join(sorted(judges)) or 'none'} (add some with `backchannel judge`)"
         )
+    if tables.manifest.get("paradigm") == "testimony":
+        from backchannel.paradigms.testimony import citation_agreement
+
+        found = citation_agreement(tables, judge_a, judge_b)
+        if as_json:
+            out.print(json.dumps(found), markup=False, highlight=False, soft_wrap=True)
+        else:
+            for name, value in found.items():
+                out.print(f"{name}: {value}", markup=False)
+        return
     paradigm = paradigm_of(tables)
     _tasks(paradigm, run)
     try:

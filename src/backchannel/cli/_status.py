@@ -5,12 +5,24 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from backchannel.cli._common import describe_counts, err, friendly_errors, out, print_errors
+from backchannel.cli._common import (
+    describe_counts,
+    err,
+    friendly_errors,
+    out,
+    paradigm_of,
+    print_errors,
+)
 from backchannel.errors import RunDirectoryError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from backchannel.analysis import RunTables
 
 
 @friendly_errors
@@ -93,6 +105,20 @@ def replica_calls(metas: Iterable[str]) -> tuple[dict[str, int], int]:
     return totals, moved
 
 
+def _paradigm_tables(tables: RunTables) -> dict[str, pd.DataFrame]:
+    """The paradigm's own tables; none (said on stderr) when its paradigm is not installed."""
+    from backchannel.errors import ConfigError
+
+    if not tables.manifest.get("paradigm"):
+        return {}
+    try:
+        paradigm = paradigm_of(tables)
+    except ConfigError as error:
+        err.print(f"only the common tables are written: {error}", markup=False)
+        return {}
+    return paradigm.tables(tables)
+
+
 @friendly_errors
 def export_command(
     run: Annotated[Path, typer.Argument(help="The run directory.")],
@@ -101,7 +127,8 @@ def export_command(
         Literal["parquet", "csv"], typer.Option("--format", help="parquet or csv.")
     ] = "parquet",
 ) -> None:
-    """Write the tidy tables (events, labels, conversations, manifest) of a run."""
+    """Write the tidy tables (events, labels, conversations, manifest, and the paradigm's own
+    tables such as testimony's citations) of a run."""
     from backchannel.store import RunStore, export_tables, incomplete_summary
 
     store = RunStore(run, readonly=True)
@@ -109,7 +136,7 @@ def export_command(
         tables = store.tables()
     finally:
         store.close()
-    written = export_tables(tables, output, fmt)
+    written = export_tables(tables, output, fmt, _paradigm_tables(tables))
     for path in written:
         out.print(str(path), soft_wrap=True, markup=False, highlight=False)
     partial = incomplete_summary(tables.manifest.get("run_state"))

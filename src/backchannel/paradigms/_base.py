@@ -14,6 +14,8 @@ from backchannel.judges import CONTEXT_TURNS
 from backchannel.paradigms._factors import S, check_factor_names, resolve_cell
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.judges import JudgeTask, Judging, Relabelling, Target
     from backchannel.report import Report
@@ -126,6 +128,11 @@ class Paradigm(ABC, Generic[S]):
     @abstractmethod
     def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
         """Fill the HTML report."""
+
+    def tables(self, tables: RunTables) -> dict[str, pd.DataFrame]:
+        """Tidy tables of this paradigm beyond events, labels and conversations, by name
+        (written by `backchannel export` next to them); none by default."""
+        return {}
 
     def check_options(self, options: AnalysisOptions) -> None:
         """Refuse an analysis option this paradigm does not read."""

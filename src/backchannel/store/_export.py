@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -22,8 +23,14 @@ TABLE_NAMES = ("events", "labels", "conversations")
 _FORMATS = ("parquet", "csv")
 
 
-def export_tables(tables: RunTables, directory: Path, fmt: ExportFormat) -> list[Path]:
-    """Write events, labels and conversations (+ manifest.json) into `directory`.
+def export_tables(
+    tables: RunTables,
+    directory: Path,
+    fmt: ExportFormat,
+    extra: Mapping[str, pd.DataFrame] | None = None,
+) -> list[Path]:
+    """Write events, labels and conversations (+ manifest.json), and a paradigm's `extra`
+    tables by name, into `directory`.
 
     Files are written to a temporary folder first and moved in place only when all succeeded,
     so a failed export leaves no half-written set of tables. The export replaces every table
@@ -35,7 +42,7 @@ def export_tables(tables: RunTables, directory: Path, fmt: ExportFormat) -> list
         raise RunDirectoryError(f"{directory} is a file; pass a directory with -o")
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        return _export(tables, directory, fmt)
+        return _export(tables, directory, fmt, dict(extra or {}))
     except OSError as error:
         raise RunDirectoryError(
             f"cannot write the tables into {directory} ({error.strerror or error}); choose a "
@@ -44,16 +51,22 @@ def export_tables(tables: RunTables, directory: Path, fmt: ExportFormat) -> list
         ) from None
 
 
-def _export(tables: RunTables, directory: Path, fmt: ExportFormat) -> list[Path]:
+def _export(
+    tables: RunTables, directory: Path, fmt: ExportFormat, extra: dict[str, pd.DataFrame]
+) -> list[Path]:
     for stale in directory.glob(".export-*"):
         if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)
-    names = [f"{name}.{fmt}" for name in TABLE_NAMES]
+    frames = {
+        "events": tables.events,
+        "labels": tables.labels,
+        "conversations": tables.conversations,
+        **extra,
+    }
+    names = [f"{name}.{fmt}" for name in frames]
     with tempfile.TemporaryDirectory(dir=directory, prefix=".export-") as staging:
         folder = Path(staging)
-        for name, frame in zip(
-            names, (tables.events, tables.labels, tables.conversations), strict=True
-        ):
+        for name, frame in zip(names, frames.values(), strict=True):
             if fmt == "parquet":
                 _parquet_safe(frame).to_parquet(folder / name, index=False)
             else:
@@ -68,7 +81,7 @@ def _export(tables: RunTables, directory: Path, fmt: ExportFormat) -> list[Path]
             written.append(target)
         for other in _FORMATS:
             if other != fmt:
-                for table in TABLE_NAMES:
+                for table in frames:
                     (directory / f"{table}.{other}").unlink(missing_ok=True)
     return written
 

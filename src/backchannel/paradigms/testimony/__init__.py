@@ -2,15 +2,28 @@
 key witness lies. See docs/paradigms/testimony.md for environments, protocol and metrics.
 """
 
+from backchannel.paradigms.testimony._agreement import citation_agreement
 from backchannel.paradigms.testimony._chain import Chain, Node, StoryError, extract_chain
+from backchannel.paradigms.testimony._citations import Claim, Extraction, Invalid, parse_markup
 from backchannel.paradigms.testimony._environment import (
     DECEPTIONS,
     Environment,
     WitnessMessage,
     load_environments,
 )
+from backchannel.paradigms.testimony._extractor import (
+    LLM_JUDGE,
+    CitationExtractor,
+    claim_schema,
+    extract_all,
+    extraction_counts,
+    markup_rows,
+)
+from backchannel.paradigms.testimony._extractor import targets as citation_targets
 from backchannel.paradigms.testimony._generator import Generated, generate
+from backchannel.paradigms.testimony._graph import CITATION_JUDGE, citation_table
 from backchannel.paradigms.testimony._hitom import Story, load_hitom, stories_from_records
+from backchannel.paradigms.testimony._lineage import lineage_metrics
 from backchannel.paradigms.testimony._metrics import (
     checkpoint_outcomes,
     outcome_of,
@@ -23,10 +36,16 @@ from backchannel.paradigms.testimony._verify import check_windows, verify
 from backchannel.paradigms.testimony._windows import Window, merge, spans, windows_for
 
 __all__ = [
+    "CITATION_JUDGE",
     "DECEPTIONS",
+    "LLM_JUDGE",
     "Chain",
+    "CitationExtractor",
+    "Claim",
     "Environment",
+    "Extraction",
     "Generated",
+    "Invalid",
     "Node",
     "Rejected",
     "Story",
@@ -39,12 +58,21 @@ __all__ = [
     "build_environment",
     "check_windows",
     "checkpoint_outcomes",
+    "citation_agreement",
+    "citation_table",
+    "citation_targets",
+    "claim_schema",
+    "extract_all",
     "extract_chain",
+    "extraction_counts",
     "generate",
+    "lineage_metrics",
     "load_environments",
     "load_hitom",
+    "markup_rows",
     "merge",
     "outcome_of",
+    "parse_markup",
     "spans",
     "stories_from_records",
     "testimony_metrics",

@@ -15,11 +15,12 @@ from typing import Any
 import pandas as pd
 
 from backchannel.analysis import RunTables, decode_json
+from backchannel.paradigms.testimony._lineage import lineage_metrics
 from backchannel.paradigms.testimony._phases import label_of, participant_checkpoints, round_of
 from backchannel.paradigms.testimony._stats import paired_difference, wilson
+from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
 
 OUTCOMES = ("truth", "decoy", "none")
-VOTE_KINDS = ("true", "decoy", "unknown", "other", "failed")
 OUTCOME_COLUMNS = [
     "conversation_id",
     "item_id",
@@ -34,19 +35,6 @@ OUTCOME_COLUMNS = [
     *VOTE_KINDS,
     "outcome",
 ]
-
-
-def vote_kind(value: object, endpoint: str, decoy: str) -> str:
-    """true, decoy, unknown, other, or failed (no readable vote)."""
-    if not isinstance(value, str):
-        return "failed"
-    if value == endpoint:
-        return "true"
-    if value == decoy:
-        return "decoy"
-    if value == "UNKNOWN":
-        return "unknown"
-    return "other"
 
 
 def outcome_of(kinds: Sequence[str], threshold: int) -> str:
@@ -313,6 +301,7 @@ def testimony_metrics(tables: RunTables) -> dict[str, Any]:
         "gap_at_T1": gap_at_first_testimony(gaps, checkpoints[-1]),
         "between_models": between_models(outcomes, checkpoints[-1]) if len(outcomes) else [],
         "intervention_contrasts": arm_contrasts(outcomes, checkpoints[-1]) if len(outcomes) else [],
+        "lineage": lineage_metrics(tables),
     }
 
 

@@ -17,6 +17,7 @@ from backchannel.engine import Agent, ConversationContext, Event, Item, Shown
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.testimony._channels import Stage
+from backchannel.paradigms.testimony._citations import context_for, parse_markup
 from backchannel.paradigms.testimony._environment import (
     Environment,
     MessageKind,
@@ -24,6 +25,7 @@ from backchannel.paradigms.testimony._environment import (
     load_environments,
 )
 from backchannel.paradigms.testimony._generator import generate
+from backchannel.paradigms.testimony._graph import CITATION_JUDGE
 from backchannel.paradigms.testimony._settings import (
     EXITS,
     FIXED_SETTINGS,
@@ -34,6 +36,8 @@ from backchannel.paradigms.testimony._settings import (
 from backchannel.paradigms.testimony._verify import verify
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.report import Report
 
@@ -190,6 +194,24 @@ class Testimony(Paradigm[TestimonySettings]):
 
         return shown
 
+    def _cite(
+        self,
+        ctx: ConversationContext[TestimonySettings],
+        events: list[Event],
+        phase: str,
+        env: Environment,
+        spoken: set[tuple[str, str]],
+    ) -> None:
+        """Store the claims of each statement of `phase` parsed from its citation markup."""
+        spoken.update((e.agent, phase) for e in events if e.status == "ok" and e.text.strip())
+        senders = [m.sender for m in env.messages_for(ctx.settings.condition)]
+        for event in events:
+            if event.status != "ok":
+                ctx.label(event, CITATION_JUDGE, None, status="no_statement", text=event.status)
+                continue
+            context = context_for(event.agent, phase, senders, spoken, env.containers)
+            ctx.label(event, CITATION_JUDGE, parse_markup(event.text, context).label())
+
     async def run(self, ctx: ConversationContext[TestimonySettings]) -> None:
         s = ctx.settings
         env = Environment.from_dict(ctx.spec.item.payload["environment"])
@@ -253,25 +275,31 @@ class Testimony(Paradigm[TestimonySettings]):
                 meta={"truthful": message.truthful, "supports": message.supports},
             )
         ask(agents, "T1")
-        statement = self.template("statement.txt")
-        observer_statement = self.template("statement_observer.txt")
+        cite = "\n" + self.template("cite.txt").strip() if s.citation_markup else ""
+        statement = self.template("statement.txt").strip() + cite
+        observer_statement = self.template("statement_observer.txt").strip() + cite
+        spoken: set[tuple[str, str]] = set()
         for k, instruction in enumerate(s.rounds, start=1):
-            await stage.statements(
+            said = await stage.statements(
                 speakers,
                 f"R{k}",
                 statement.format(instruction=instruction).strip(),
                 name=STATEMENT,
                 shown=self._labelled(f"R{k}"),
             )
+            if s.citation_markup:
+                self._cite(ctx, said, f"R{k}", env, spoken)
             ask(speakers, f"R{k}")
             if observers and s.intervention == "active_observers":
-                await stage.statements(
+                said = await stage.statements(
                     observers,
                     f"O{k}",
                     observer_statement.format(instruction=instruction).strip(),
                     name=STATEMENT,
                     shown=self._labelled(f"O{k}"),
                 )
+                if s.citation_markup:
+                    self._cite(ctx, said, f"O{k}", env, spoken)
         if observers:
             last = len(s.rounds)
             ask(observers, f"O{last}" if s.intervention == "active_observers" else f"R{last}")
@@ -281,6 +309,12 @@ class Testimony(Paradigm[TestimonySettings]):
         from backchannel.paradigms.testimony._metrics import testimony_metrics
 
         return testimony_metrics(tables)
+
+    def tables(self, tables: RunTables) -> dict[str, pd.DataFrame]:
+        """The citation graph (statement -> cited testimony or statement), for `export`."""
+        from backchannel.paradigms.testimony._graph import citation_table
+
+        return {"citations": citation_table(tables)}
 
     def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
         from backchannel.paradigms.testimony._report import fill_report

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from backchannel.analysis import RunTables
+from backchannel.paradigms.testimony._lineage_report import fill_lineage
 from backchannel.paradigms.testimony._metrics import OUTCOMES, checkpoint_outcomes
 from backchannel.paradigms.testimony._stats import wilson
 from backchannel.report import Report, bar_with_intervals, line_over_rounds
@@ -187,6 +188,7 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
             "McNemar test.",
         )
     report.table("outcome_rates", rates, "Every outcome rate with its Wilson 95 % interval.")
+    fill_lineage(metrics, report)
 
 
 def _interventions(rates: pd.DataFrame, last: str, report: Report) -> None:

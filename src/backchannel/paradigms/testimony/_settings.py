@@ -99,6 +99,11 @@ class TestimonySettings(BaseModel):
     temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of all calls.")
     max_tokens: int = Field(8192, ge=16, description="Maximum tokens of one public statement.")
     vote_max_tokens: int = Field(64, ge=1, description="Maximum tokens of one private vote.")
+    citation_markup: bool = Field(
+        True,
+        description="Ask speakers to cite as [T:Name] / [S:Name@R1] and store the parsed claims "
+        "under the judge `citations`; off for free text (extract claims after the run).",
+    )
     participant_majority: int = Field(
         3, ge=1, description="Votes of the four analysed roles that make a majority."
     )
@@ -117,7 +122,7 @@ class TestimonySettings(BaseModel):
 # Settings a factor may not vary: the items, the checkpoints, the number of observers and the
 # majority thresholds are the same in every cell, so that every arm is measured alike.
 FIXED_SETTINGS = frozenset(
-    {"deceptions", "environments_file", "generate", "rounds", "observers"}
+    {"deceptions", "environments_file", "generate", "rounds", "observers", "citation_markup"}
     | {"participant_majority", "observer_majority", "all_majority"}
 )
 

@@ -1,0 +1,281 @@
+"""Evidence-lineage metrics (definitions in docs/paradigms/testimony.md, "Evidence lineage").
+
+Analysed statements: the R1..RK statements of the three members (the roles other than key and
+second-key); observers' statements (O1..OK) are reported as a group of their own. Per testimony
+(key, second-key): citation rates (direct, through a carrier, either), adoption, claim counts
+and propagation order. Per member and round: the evidence roots it holds, their transitions,
+the votes of both-root holders and the order of single-root holders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from backchannel.analysis import RunTables
+from backchannel.paradigms.testimony._graph import Record, citation_judges, records
+from backchannel.paradigms.testimony._phases import round_of
+from backchannel.paradigms.testimony._propagation import direct, statement_orders, through_carrier
+from backchannel.paradigms.testimony._roots import STATES, holdings, transitions
+from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
+
+TESTIMONIES = ("key", "second_key")
+ARM = ["model", "condition", "intervention"]
+GROUPS = {"member": "members", "observer": "observers"}
+
+
+def _model_label(meta: dict[str, Any]) -> str:
+    models = sorted({a["model"] for a in meta.get("agents", []) if a["role"] != "observer"})
+    return "+".join(models)
+
+
+def _arm(meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "model": _model_label(meta),
+        "condition": meta["condition"],
+        "intervention": meta["intervention"],
+    }
+
+
+def _supports(meta: dict[str, Any]) -> dict[str, str | None]:
+    messages = (meta.get("environment") or {}).get("messages", [])
+    return {m["sender"]: (m.get("asserts") or {}).get("supports") for m in messages}
+
+
+def _carried(record: Record) -> dict[tuple[str, str], dict[str, int]]:
+    return statement_orders(
+        [((s.agent, s.phase), s.extraction.claims) for s in record.statements if s.extraction]
+    )
+
+
+def statement_rows(record: Record) -> list[dict[str, Any]]:
+    """One row per analysed or observer statement and testimony (key, second_key)."""
+    meta, carried = record.meta, _carried(record)
+    supports = _supports(meta)
+    rows = []
+    for s in record.statements:
+        group = GROUPS.get(s.role)
+        if group is None or (group == "members") != s.phase.startswith("R"):
+            continue
+        claims = s.extraction.claims if s.extraction else ()
+        mine = carried.get((s.agent, s.phase), {})
+        for testimony in TESTIMONIES:
+            sender = meta[testimony]
+            endpoint = supports.get(sender)
+            rows.append(
+                {
+                    **_arm(meta),
+                    "conversation_id": record.conversation_id,
+                    "group": group,
+                    "agent": s.agent,
+                    "phase": s.phase,
+                    "testimony": testimony,
+                    "extracted": s.extraction is not None,
+                    "status": s.status,
+                    "direct": direct(claims, sender) > 0,
+                    "carrier": through_carrier(claims, sender, carried) > 0,
+                    "cites": sender in mine,
+                    "adopts": endpoint is not None and any(c.supports == endpoint for c in claims),
+                    "claims_direct": direct(claims, sender),
+                    "claims_carrier": through_carrier(claims, sender, carried),
+                    "order": mine.get(sender),
+                }
+            )
+    return rows
+
+
+def citation_rates(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per arm, group, testimony and round: shares of extracted statements that cite the
+    testimony directly, through a carrier, or either, and that adopt its endpoint; claim counts;
+    the mean propagation order of the statements that carry it."""
+    result = []
+    keys = [*ARM, "group", "testimony", "phase"]
+    for values, group in rows.groupby(keys, sort=True):
+        ok = group[group["extracted"]]
+        n = len(ok)
+        entry: dict[str, Any] = dict(zip(keys, values, strict=True))
+        entry["statements"] = n
+        entry["not_extracted"] = int(len(group) - n)
+        for name, column in (
+            ("direct_rate", "direct"),
+            ("carrier_rate", "carrier"),
+            ("citation_rate", "cites"),
+            ("adoption_rate", "adopts"),
+        ):
+            entry[name] = float(ok[column].mean()) if n else float("nan")
+        entry["claims_direct"] = int(ok["claims_direct"].sum())
+        entry["claims_carrier"] = int(ok["claims_carrier"].sum())
+        orders = ok["order"].dropna()
+        entry["carrying"] = len(orders)
+        entry["mean_order"] = float(orders.mean()) if len(orders) else float("nan")
+        result.append(entry)
+    return result
+
+
+def member_rows(record: Record) -> list[dict[str, Any]]:
+    """One row per member and round: its root state, the orders it holds them at, its vote."""
+    meta, carried = record.meta, _carried(record)
+    rounds = int(meta["rounds"])
+    true_root = meta["second_key"]
+    false_root = meta["key"] if meta["condition"] == "C1" else None
+    members = [a["name"] for a in meta["agents"] if a["role"] == "member"]
+    rows = []
+    for member in members:
+        by_round = [carried.get((member, f"R{k}"), {}) for k in range(1, rounds + 1)]
+        for k, (state, t, f) in enumerate(holdings(by_round, true_root, false_root), start=1):
+            number = round_of(f"R{k}")
+            vote = vote_kind(record.votes.get((member, number)), meta["endpoint"], meta["decoy"])
+            rows.append(
+                {
+                    **_arm(meta),
+                    "conversation_id": record.conversation_id,
+                    "agent": member,
+                    "phase": f"R{k}",
+                    "state": state,
+                    "order_true": t,
+                    "order_false": f,
+                    "vote": vote,
+                    "false_root": false_root is not None,
+                }
+            )
+    return rows
+
+
+def root_states(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per arm and round: how many members hold no root, the true only, the false only, both."""
+    result = []
+    for values, group in rows.groupby([*ARM, "phase"], sort=True):
+        entry: dict[str, Any] = dict(zip([*ARM, "phase"], values, strict=True))
+        entry["members"] = len(group)
+        for state in STATES:
+            entry[state] = int((group["state"] == state).sum())
+        result.append(entry)
+    return result
+
+
+def state_transitions(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per arm: counts of each state change from one round to the next (R1 -> R2 -> R3)."""
+    result = []
+    for values, group in rows.groupby(ARM, sort=True):
+        paths = [
+            list(member.sort_values("phase", key=lambda p: p.map(round_of))["state"])
+            for _, member in group.groupby(["conversation_id", "agent"], sort=True)
+        ]
+        for (k, before, after), count in sorted(transitions(paths).items()):
+            result.append(
+                {
+                    **dict(zip(ARM, values, strict=True)),
+                    "from_phase": f"R{k + 1}",
+                    "to_phase": f"R{k + 2}",
+                    "from_state": before,
+                    "to_state": after,
+                    "count": count,
+                }
+            )
+    return result
+
+
+def pickups(transition_rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per arm and step: the share of true-only holders that hold the false root in the next
+    round, and of false-only holders that pick up the true root."""
+    frame = pd.DataFrame(list(transition_rows))
+    if frame.empty:
+        return []
+    result = []
+    for values, group in frame.groupby([*ARM, "from_phase", "to_phase"], sort=True):
+        base = dict(zip([*ARM, "from_phase", "to_phase"], values, strict=True))
+        for start, gained in (
+            ("true_only", ("false_only", "both")),
+            ("false_only", ("true_only", "both")),
+        ):
+            mine = group[group["from_state"] == start]
+            n = int(mine["count"].sum())
+            hit = int(mine[mine["to_state"].isin(gained)]["count"].sum())
+            result.append(
+                {
+                    **base,
+                    "from_state": start,
+                    "holders": n,
+                    "picked_up": hit,
+                    "share": hit / n if n else float("nan"),
+                }
+            )
+    return result
+
+
+def both_root_votes(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per arm and round: the votes of members that hold both roots."""
+    result = []
+    both = rows[rows["state"] == "both"]
+    for values, group in both.groupby([*ARM, "phase"], sort=True):
+        entry: dict[str, Any] = dict(zip([*ARM, "phase"], values, strict=True))
+        entry["holders"] = len(group)
+        for kind in VOTE_KINDS:
+            entry[f"{kind}_share"] = float((group["vote"] == kind).mean())
+        result.append(entry)
+    return result
+
+
+def single_root_orders(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per arm, root and round: the mean propagation order at which single-root holders hold it."""
+    result = []
+    for root, state, column in (
+        ("true", "true_only", "order_true"),
+        ("false", "false_only", "order_false"),
+    ):
+        mine = rows[rows["state"] == state]
+        for values, group in mine.groupby([*ARM, "phase"], sort=True):
+            result.append(
+                {
+                    **dict(zip([*ARM, "phase"], values, strict=True)),
+                    "root": root,
+                    "holders": len(group),
+                    "mean_order": float(group[column].astype(float).mean()),
+                }
+            )
+    return result
+
+
+def extraction_summary(found: list[Record]) -> dict[str, Any]:
+    """How many statements have claims, failed extraction, or no label; invalid citations."""
+    statements = [s for r in found for s in r.statements]
+    by_status: dict[str, int] = {}
+    invalid: dict[str, int] = {}
+    claims = 0
+    for s in statements:
+        by_status[s.status] = by_status.get(s.status, 0) + 1
+        if s.extraction:
+            claims += len(s.extraction.claims)
+            for bad in s.extraction.invalid:
+                invalid[bad.reason] = invalid.get(bad.reason, 0) + 1
+    return {
+        "statements": len(statements),
+        "by_status": dict(sorted(by_status.items())),
+        "claims": claims,
+        "invalid_citations": dict(sorted(invalid.items())),
+    }
+
+
+def judge_lineage(tables: RunTables, judge: str) -> dict[str, Any]:
+    """Every lineage measure under one citation judge."""
+    found = records(tables, judge)
+    statements = pd.DataFrame([row for r in found for row in statement_rows(r)])
+    members = pd.DataFrame([row for r in found for row in member_rows(r)])
+    moved = state_transitions(members) if len(members) else []
+    return {
+        "extraction": extraction_summary(found),
+        "citation": citation_rates(statements) if len(statements) else [],
+        "root_states": root_states(members) if len(members) else [],
+        "transitions": moved,
+        "pickups": pickups(moved),
+        "both_root_votes": both_root_votes(members) if len(members) else [],
+        "single_root_order": single_root_orders(members) if len(members) else [],
+    }
+
+
+def lineage_metrics(tables: RunTables) -> dict[str, Any]:
+    """The lineage measures of every citation judge of the run (none: an empty mapping)."""
+    judges = citation_judges(tables)
+    return {"judges": judges, "by_judge": {j: judge_lineage(tables, j) for j in judges}}

@@ -1,0 +1,60 @@
+"""Propagation order: how many hands a testimony passed through to reach a statement.
+
+A claim citing the testimony itself carries it at order 1; a claim citing a statement that
+carries it at order k carries it at k + 1; a statement's order for a testimony is the maximum
+over its claims. Valid citations point to earlier rounds only, so the graph has no cycles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from backchannel.paradigms.testimony._citations import Claim
+from backchannel.paradigms.testimony._phases import round_of
+
+Key = tuple[str, str]  # (agent, round label)
+
+
+def claim_orders(claim: Claim, carried: Mapping[Key, Mapping[str, int]]) -> dict[str, int]:
+    """The testimonies (by sender) one claim carries, with their orders."""
+    if claim.kind == "testimony":
+        return {claim.source: 1}
+    cited = carried.get((claim.source, claim.round or ""), {})
+    return {sender: order + 1 for sender, order in cited.items()}
+
+
+def statement_orders(
+    statements: Sequence[tuple[Key, Sequence[Claim]]],
+) -> dict[Key, dict[str, int]]:
+    """For each statement, the testimonies it carries and at which order.
+
+    Raises ValueError on a claim citing a statement that is not earlier (such claims are
+    invalid and must have been set aside by the checks in `_citations`).
+    """
+    carried: dict[Key, dict[str, int]] = {}
+    for key, claims in sorted(statements, key=lambda s: round_of(s[0][1])):
+        orders: dict[str, int] = {}
+        for claim in claims:
+            if claim.kind == "statement" and round_of(claim.round or "") >= round_of(key[1]):
+                raise ValueError(
+                    f"{key[0]}@{key[1]} cites {claim.source}@{claim.round}, not earlier"
+                )
+            for sender, order in claim_orders(claim, carried).items():
+                orders[sender] = max(order, orders.get(sender, 0))
+        carried[key] = orders
+    return carried
+
+
+def direct(claims: Sequence[Claim], sender: str) -> int:
+    """Claims that cite `sender`'s testimony itself."""
+    return sum(c.kind == "testimony" and c.source == sender for c in claims)
+
+
+def through_carrier(
+    claims: Sequence[Claim], sender: str, carried: Mapping[Key, Mapping[str, int]]
+) -> int:
+    """Claims that carry `sender`'s testimony through an earlier statement."""
+    return sum(
+        c.kind == "statement" and sender in carried.get((c.source, c.round or ""), {})
+        for c in claims
+    )
