@@ -1,0 +1,58 @@
+"""`backchannel view`: clear refusals (exit 2) and the static copy."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from backchannel.cli import app
+
+from ._build import peer_pressure_run
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["view", *args])
+    return result.exit_code, result.output
+
+
+def test_a_missing_or_damaged_run_ends_with_exit_2_and_one_line(tmp_path: Path) -> None:
+    code, output = invoke(str(tmp_path / "nowhere"))
+    assert code == 2 and "is not a directory" in output and "Traceback" not in output
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "run.sqlite").write_bytes(b"\x00garbage" * 512)
+    code, output = invoke(str(damaged))
+    assert code == 2 and "damaged" in output and "Traceback" not in output
+    assert len(output.strip().splitlines()) <= 2  # one message (the console may wrap it)
+
+
+def test_a_busy_port_and_a_bad_port_are_refused(tmp_path: Path) -> None:
+    run = peer_pressure_run(tmp_path / "run")
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        code, output = invoke(str(run), "--port", str(port))
+    assert code == 2 and "pass another --port" in output
+    code, output = invoke(str(run), "--port", "70000")
+    assert code == 2 and "not a port" in output
+
+
+def test_the_static_copy_holds_page_assets_and_every_conversation(tmp_path: Path) -> None:
+    run = peer_pressure_run(tmp_path / "run")
+    code, output = invoke(str(run), "--static", str(tmp_path / "copy"))
+    assert code == 0, output
+    copy = tmp_path / "copy"
+    assert (copy / "index.html").is_file() and (copy / "static" / "core.js").is_file()
+    assert len(list((copy / "data" / "r0").glob("c*.js"))) == 7
+    page = (copy / "index.html").read_text()
+    assert "Content-Security-Policy" in page and "<script>" not in page
+    data = (copy / "data" / "r0" / "c0.js").read_text()
+    assert "<" not in data  # model text cannot close or open any tag in a data file
+    # writing again replaces the copy; a non-empty foreign directory is refused
+    assert invoke(str(run), "--static", str(copy))[0] == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    code, output = invoke(str(run), "--static", str(other))
+    assert code == 2 and "not empty" in output and (other / "notes.txt").exists()
