@@ -70,7 +70,8 @@ def _serve(readers: list[RunReader], host: str, port: int) -> None:
             markup=False,
         )
     try:
-        sock = socket.create_server((host, port))
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.create_server((host, port), family=family)
     except OSError as error:
         raise ConfigError(
             f"cannot serve on {host}:{port} ({error.strerror}); pass another --port (0 picks one)"

@@ -65,9 +65,9 @@ def _write(readers: list[RunReader], folder: Path) -> None:
     (folder / "index.html").write_text(index_html(static=True), encoding="utf-8")
     data = folder / "data"
     data.mkdir()
-    (data / "runs.js").write_text(
-        _script("runs", {"runs": [r.summary() for r in readers]}), encoding="utf-8"
-    )
+    # A shared copy names each run's folder, not where it lay on the machine that wrote it.
+    summaries = [{**r.summary(), "directory": r.directory.name} for r in readers]
+    (data / "runs.js").write_text(_script("runs", {"runs": summaries}), encoding="utf-8")
     for index, reader in enumerate(readers):
         run_folder = data / f"r{index}"
         run_folder.mkdir()
