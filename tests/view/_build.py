@@ -106,7 +106,12 @@ def _call(
         prompt_tokens=5,
         completion_tokens=3,
         meta={"prompt": [["system", f"You are {agent}"], ["user", prompt_text(agent, seq)]]},
+        reasoning=reasoning_text(agent, seq),
     )
+
+
+def reasoning_text(agent: str, seq: int) -> str:
+    return f"REASONING-MARKER {agent} {seq} <b onmouseover=x>think</b>"
 
 
 def peer_pressure_conversation(

@@ -26,6 +26,7 @@ from ._build import (
     answer_text,
     peer_pressure_run,
     prompt_text,
+    reasoning_text,
 )
 
 CHROMIUM = shutil.which("chromium") or (
@@ -159,6 +160,7 @@ def test_clicking_a_turn_shows_the_prompt_it_was_sent(page: Any, server: str) ->
     page.wait_for_selector("#detail ol.prompt")
     detail = page.locator("#detail")
     assert prompt_text("Dave", int(seq)) in detail.inner_text()
+    assert detail.locator(".reasoning").inner_text() == reasoning_text("Dave", int(seq))
     assert "hedge" in detail.inner_text() and "stance rationale" in detail.inner_text()
     # the NUL byte is shown as a visible mark, not dropped
     assert "before␀after" in detail.locator(".raw").inner_text()

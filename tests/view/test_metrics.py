@@ -115,9 +115,9 @@ def test_read_only_tables_equal_the_run_store_tables(tmp_path: Path) -> None:
         pd.testing.assert_frame_equal(getattr(got, name), getattr(expected, name))
     assert got.manifest == expected.manifest
     result = headline_metrics(got)
-    from backchannel.paradigms import get_paradigm
+    from backchannel.paradigms import AnalysisOptions, get_paradigm
 
-    direct = get_paradigm("peer_pressure").metrics(expected)
+    direct = get_paradigm("peer_pressure").metrics(expected, AnalysisOptions())
     assert result == {"metrics": finite(json.loads(json.dumps(direct, default=str)))}
 
 

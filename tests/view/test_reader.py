@@ -11,7 +11,16 @@ import pytest
 from backchannel.store import RunStore
 from backchannel.view import BadQuery, ListQuery, RunReader, RunUnreadable
 
-from ._build import ITEM, JUDGE, P_NUL, commit, peer_pressure_run, plain_conversation, prompt_text
+from ._build import (
+    ITEM,
+    JUDGE,
+    P_NUL,
+    commit,
+    peer_pressure_run,
+    plain_conversation,
+    prompt_text,
+    reasoning_text,
+)
 
 
 @pytest.fixture
@@ -94,6 +103,7 @@ def test_a_conversation_has_its_events_and_labels_and_prompts_on_request(run: Pa
     detail = reader.event(f"k=1/{ITEM}/0", nul["seq"])
     assert detail is not None
     assert detail["prompt"][1] == {"role": "user", "content": prompt_text("Dave", nul["seq"])}
+    assert detail["reasoning"] == reasoning_text("Dave", nul["seq"])
     assert reader.conversation("k=9/none/0") is None
     assert reader.event(f"k=1/{ITEM}/0", 999) is None
     reader.close()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import CONVERSATION_BASE_COLUMNS, RunTables
+from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, RunTables
 from backchannel.errors import ConfigError
 
 
@@ -34,6 +34,7 @@ def read_tables(db: sqlite3.Connection, manifest: dict[str, Any], run_id: str) -
     order = {cid: i for i, cid in enumerate(conversations["conversation_id"])}
     events = pd.read_sql_query("SELECT * FROM events", db)
     events.insert(0, "run_id", run_id)
+    events = events[EVENT_COLUMNS]
     events["cached"] = events["cached"].astype(bool)
     events["turn"] = events["turn"].astype("Int64")
     events = _ordered(events, order, "seq")
@@ -55,7 +56,7 @@ def _ordered(frame: pd.DataFrame, order: dict[str, int], *keys: str) -> pd.DataF
 
 def headline_metrics(tables: RunTables) -> dict[str, Any]:
     """{"metrics": ...} from the paradigm, or {"error": why} when they cannot be computed."""
-    from backchannel.paradigms import get_paradigm
+    from backchannel.paradigms import AnalysisOptions, get_paradigm
 
     name = str(tables.manifest.get("paradigm", ""))
     try:
@@ -65,7 +66,7 @@ def headline_metrics(tables: RunTables) -> dict[str, Any]:
     if not (tables.conversations["status"] == "done").any():
         return {"error": "no conversation is done yet, so there are no metrics"}
     try:
-        metrics = paradigm.metrics(tables)
+        metrics = paradigm.metrics(tables, AnalysisOptions())
     except Exception as error:  # the page shows why instead of failing
         return {"error": f"the metrics cannot be computed: {type(error).__name__}: {error}"}
     return {"metrics": finite(json.loads(json.dumps(metrics, default=str)))}
