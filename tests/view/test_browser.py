@@ -96,6 +96,8 @@ def page(browser: Any) -> Iterator[Any]:
 
 
 def open_page(page: Any, url: str) -> None:
+    # A change of the hash alone does not reload the page: clear the mark of the last render.
+    page.evaluate("document.body && delete document.body.dataset.ready")
     page.goto(url)
     page.wait_for_selector("body[data-ready]", state="attached")
 

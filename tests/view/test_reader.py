@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from backchannel.backends import UsageMeter
 from backchannel.store import RunStore
 from backchannel.view import BadQuery, ListQuery, RunReader, RunUnreadable
 
@@ -16,6 +18,7 @@ from ._build import (
     JUDGE,
     P_NUL,
     commit,
+    peer_pressure_conversation,
     peer_pressure_run,
     plain_conversation,
     prompt_text,
@@ -172,3 +175,29 @@ def test_missing_damaged_and_foreign_runs_are_refused_with_the_fix(tmp_path: Pat
     db.close()
     with pytest.raises(RunUnreadable, match="newer than this backchannel"):
         RunReader(newer)
+
+
+def test_sorting_by_a_metric_puts_missing_values_last_and_follows_recommits(run: Path) -> None:
+    reader = RunReader(run)
+    store = RunStore(run)
+    # The payload conversation has FPI 1.0; plain ones have no answers (FPI None), the failed
+    # one has no figures at all: all of those follow it in either direction.
+    for descending in (False, True):
+        page = reader.page(ListQuery(sort="metric:fpi", descending=descending, limit=3))
+        assert page["total"] == 7
+        assert ids(page)[0] == f"k=1/{ITEM}/0"
+        assert ids(page)[1:] == ["k=0/p0/0", "k=1/p1/0"]  # run order among missing values
+    assert ids(
+        reader.page(ListQuery(sort="metric:hidden_infections", descending=True, limit=1))
+    ) == [f"k=1/{ITEM}/0"]
+    # a conversation committed again (new figures) is re-sorted, not served from a stale cache
+    spec, events, labels, meta = peer_pressure_conversation(item="p0", k=0)
+    honest = [replace(x, label="true") if x.label == "manipulated" else x for x in labels]
+    store.commit_conversation(spec, 1, events, UsageMeter(), meta, labels=honest)
+    page = reader.page(ListQuery(sort="metric:fpi", limit=2))
+    assert ids(page) == ["k=0/p0/0", f"k=1/{ITEM}/0"]  # FPI 0 before FPI 1
+    assert page["conversations"][0]["metrics"]["fpi"] == 0.0
+    with pytest.raises(BadQuery, match="no metric 'nope'"):
+        reader.page(ListQuery(sort="metric:nope"))
+    store.close()
+    reader.close()

@@ -63,13 +63,20 @@ class ListQuery:
                     f"got {level!r}"
                 ) from None
 
+    @property
+    def metric(self) -> str | None:
+        """The metric column this query sorts by (`metric:fpi`), if any."""
+        return self.sort[7:] if self.sort.startswith("metric:") else None
+
     def order_by(self, factors: list[str]) -> str:
-        if self.sort in _SORTS:
+        if self.metric is not None:
+            column = "c.position"
+        elif self.sort in _SORTS:
             column = _SORTS[self.sort]
         elif self.sort.startswith("factor:") and self.sort[7:] in factors:
             column = f"json_extract(c.cell, '{_path(self.sort[7:])}')"
         else:
-            known = [*_SORTS, *(f"factor:{f}" for f in factors)]
+            known = [*_SORTS, *(f"factor:{f}" for f in factors), "metric:NAME"]
             raise BadQuery(f"cannot sort by {self.sort!r}; pass one of {', '.join(known)}")
         direction = "DESC" if self.descending else "ASC"
         return f"{column} {direction}, c.position {direction}"

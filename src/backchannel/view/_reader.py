@@ -14,7 +14,7 @@ from typing import Any
 
 from backchannel.errors import RunDirectoryError
 from backchannel.store import DATABASE_NAME, SCHEMA_VERSION
-from backchannel.view._query import ListQuery, where_clause
+from backchannel.view._query import BadQuery, ListQuery, where_clause
 from backchannel.view._views import view_for
 
 _TABLES = {"manifest", "conversations", "events", "labels", "usage"}
@@ -92,6 +92,7 @@ class RunReader:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         self._has_reasoning = "reasoning" in columns
         self._manifest = self._read_manifest()
+        self._metric_cache: dict[str, tuple[float, dict[str, Any]]] = {}
 
     def _check(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -214,12 +215,25 @@ class RunReader:
             f"SELECT COUNT(*) FROM conversations c {where}", params
         ).fetchone()[0]
         order = query.order_by(self.factors)
-        rows = self._db.execute(
+        columns = (
             "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
-            f"position, finished_at FROM conversations c {where} ORDER BY {order} "
-            "LIMIT ? OFFSET ?",
-            [*params, query.limit, query.offset],
-        ).fetchall()
+            "position, finished_at FROM conversations c"
+        )
+        if query.metric is None:
+            rows = self._db.execute(
+                f"{columns} {where} ORDER BY {order} LIMIT ? OFFSET ?",
+                [*params, query.limit, query.offset],
+            ).fetchall()
+        else:
+            ids = self._sorted_by_metric(query, where, params)
+            marks = ",".join("?" * len(ids))
+            found = {
+                r["conversation_id"]: r
+                for r in self._db.execute(
+                    f"{columns} WHERE conversation_id IN ({marks})", ids
+                ).fetchall()
+            }
+            rows = [found[i] for i in ids if i in found]
         conversations = [self._row(r) for r in rows]
         self._add_metrics(conversations)
         return {
@@ -233,6 +247,42 @@ class RunReader:
         item = dict(row)
         item["cell"] = _decode(item["cell"]) or {}
         return item
+
+    def _sorted_by_metric(self, query: ListQuery, where: str, params: list[Any]) -> list[str]:
+        """The ids of one page ordered by a metric column; missing values always come last.
+
+        Sorting needs every filtered conversation's figure, so figures are computed once per
+        conversation (again only when it is re-committed) and kept: a few numbers each, never
+        the events.
+        """
+        view = view_for(self.paradigm)
+        key = query.metric
+        if key not in {c.key for c in view.columns}:
+            known = ", ".join(f"metric:{c.key}" for c in view.columns) or "(none)"
+            raise BadQuery(f"this run's view has no metric {key!r}; sort by one of {known}")
+        rows = self._db.execute(
+            f"SELECT conversation_id, status, finished_at FROM conversations c {where} "
+            "ORDER BY c.position",
+            params,
+        ).fetchall()
+        stale = [
+            {"conversation_id": r[0], "status": r[1]}
+            for r in rows
+            if self._metric_cache.get(r[0], (None, {}))[0] != r[2]
+        ]
+        finished = {r[0]: r[2] for r in rows}
+        for start in range(0, len(stale), 200):
+            chunk = stale[start : start + 200]
+            self._add_metrics(chunk)
+            for c in chunk:
+                scalars = {k: c["metrics"].get(k) for k in (x.key for x in view.columns)}
+                self._metric_cache[c["conversation_id"]] = (finished[c["conversation_id"]], scalars)
+        values: list[tuple[str, Any]] = [(r[0], self._metric_cache[r[0]][1].get(key)) for r in rows]
+        present = sorted(
+            (v for v in values if v[1] is not None), key=lambda v: v[1], reverse=query.descending
+        )
+        ordered = [*present, *(v for v in values if v[1] is None)]
+        return [cid for cid, _ in ordered[query.offset : query.offset + query.limit]]
 
     def _add_metrics(self, conversations: list[dict[str, Any]]) -> None:
         view = view_for(self.paradigm)

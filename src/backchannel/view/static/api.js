@@ -56,6 +56,7 @@
 
   function sortKey(row, sort) {
     if (sort.startsWith("factor:")) return row.cell[sort.slice(7)];
+    if (sort.startsWith("metric:")) return row.metrics[sort.slice(7)];
     return row[sort === undefined ? "position" : sort];
   }
 
@@ -66,8 +67,10 @@
     const rows = list.filter((r) => matches(r, params));
     rows.sort(function (a, b) {
       const x = sortKey(a, sort), y = sortKey(b, sort);
-      const order = x < y ? -1 : x > y ? 1 : a.position - b.position;
-      return desc ? -order : order;
+      const missing = (x === null || x === undefined) - (y === null || y === undefined);
+      if (missing) return missing; // rows without a value come last in either direction
+      const order = x < y ? -1 : x > y ? 1 : 0;
+      return (desc ? -order : order) || a.position - b.position;
     });
     const offset = Number(params.offset || 0), limit = Number(params.limit || 50);
     return { total: rows.length, offset: offset, limit: limit, conversations: rows.slice(offset, offset + limit) };

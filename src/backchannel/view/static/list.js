@@ -46,7 +46,11 @@
     const header = columns.map(([key, title]) => el("th", {},
       el("a", { href: BC.hash("/run/" + run, Object.assign({}, query, { sort: key, desc: query.sort === key && query.desc !== "1" ? "1" : "", offset: 0 })), class: query.sort === key ? "sorted" : "" },
         title + (query.sort === key ? (query.desc === "1" ? " ▼" : " ▲") : ""))));
-    const metricHeads = summary.columns.map((c) => el("th", { title: c.help }, c.title));
+    const metricHeads = summary.columns.map((c) => {
+      const key = "metric:" + c.key;
+      return el("th", { title: c.help }, el("a", { href: BC.hash("/run/" + run, Object.assign({}, query, { sort: key, desc: query.sort === key && query.desc !== "1" ? "1" : "", offset: 0 })), class: query.sort === key ? "sorted" : "" },
+        c.title + (query.sort === key ? (query.desc === "1" ? " ▼" : " ▲") : "")));
+    });
     const chosen = [];
     const compare = el("button", { type: "button", disabled: true, on: { click: () => {
       location.hash = BC.hash("/compare", { a: run + ":" + chosen[0], b: run + ":" + chosen[1] });
