@@ -136,6 +136,13 @@ def test_the_run_page_and_the_table_list_the_conversations(page: Any, server: st
     assert_inert(page)
 
 
+def test_an_unknown_conversation_or_page_gets_an_error_page(page: Any, server: str) -> None:
+    open_page(page, server + "#/conv/0?id=" + quote("no/such/0", safe=""))
+    assert "the run has no conversation 'no/such/0'" in page.locator(".error-page").inner_text()
+    open_page(page, server + "#/nowhere")
+    assert "there is no page" in page.locator(".error-page").inner_text()
+
+
 def test_the_grid_puts_public_messages_and_private_answers_in_their_cells(
     page: Any, server: str
 ) -> None:

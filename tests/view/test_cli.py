@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from backchannel.cli import app
@@ -56,3 +60,29 @@ def test_the_static_copy_holds_page_assets_and_every_conversation(tmp_path: Path
     (other / "notes.txt").write_text("mine")
     code, output = invoke(str(run), "--static", str(other))
     assert code == 2 and "not empty" in output and (other / "notes.txt").exists()
+
+
+@pytest.mark.slow
+def test_a_non_loopback_host_must_be_asked_for_and_warns(tmp_path: Path) -> None:
+    run = peer_pressure_run(tmp_path / "run")
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    for host, warned in (("127.0.0.1", False), ("0.0.0.0", True)):
+        process = subprocess.Popen(
+            [*command, "--host", host, "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        try:
+            assert process.stdout is not None
+            lines = [process.stdout.readline()]
+            if warned:
+                lines.append(process.stdout.readline())
+            text = "".join(lines)
+            assert ("warning: serving on 0.0.0.0" in text) is warned
+            assert f"viewer on http://{host}:" in text
+        finally:
+            process.terminate()
+            process.wait(timeout=20)

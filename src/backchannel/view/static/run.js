@@ -45,7 +45,9 @@
       el("h2", {}, "Design"),
       table(["factor", "levels"], Object.entries(summary.factors).map(([f, levels]) => [f, levels.map((l) => JSON.stringify(l)).join(", ")])),
       el("h2", {}, "Models and endpoints"),
-      table(["models", "base_url", "max in flight", "key from"], summary.endpoints.map((e) => [String(e.models), String(e.base_url || ""), String(e.max_in_flight || ""), String(e.api_key_env || "–")])),
+      summary.endpoints.length
+        ? table(["models", "base_url", "max in flight", "key from"], summary.endpoints.map((e) => [String(e.models), String(e.base_url || ""), String(e.max_in_flight || ""), String(e.api_key_env || "–")]))
+        : el("p", { class: "note" }, "No endpoints: the run's models are built in (sim) or embedded (local)."),
       el("h2", {}, "Calls"),
       table(["model", "calls", "cache hits", "prompt tok", "completion tok", "retries", "re-asks", "failures", "parse failures", "cost"],
         [...summary.usage, Object.assign({ model: "total" }, total)].map((u) => [u.model, BC.num(u.calls), BC.num(u.cache_hits), BC.num(u.prompt_tokens), BC.num(u.completion_tokens), BC.num(u.retries), BC.num(u.reasks), BC.num(u.failures), BC.num(u.parse_failures), "$" + (u.cost || 0).toFixed(4)])),
