@@ -75,15 +75,18 @@ def _conversation(index: int) -> tuple[ConversationSpec, list[Event], list[Label
         prompt = [["system", system.format(agent, agent)],
                   ["user", "Conversation so far:\n\n" + "\n\n".join(history[-3:])]]  # fmt: skip
         role = "adversary" if k and agent == AGENTS[0] else "honest"
-        event = Event(seq, kind, name, round_, turn, agent, role, channel)  # type: ignore[arg-type]
-        event.text, event.model, event.meta = text, "openai/model-a", {"prompt": prompt}
-        event.prompt_tokens, event.completion_tokens, event.latency_s = 300, 60, 0.4
+        event = Event(
+            seq, kind, name, round_, turn, agent, role, channel,  # type: ignore[arg-type]
+            text=text, model="openai/model-a", prompt_tokens=300, completion_tokens=60,
+            latency_s=0.4, meta={"prompt": prompt},
+        )  # fmt: skip
         events.append(event)
         labels.append(Label(seq, JUDGE, label, "ok", label, "openai/judge"))
 
     opening = "Welcome. Today's question for the group is: which city?"
-    events.append(Event(0, "message", "opening", 0, 0, "moderator", "moderator", "public"))
-    events[0].text = opening
+    events.append(
+        Event(0, "message", "opening", 0, 0, "moderator", "moderator", "public", text=opening)
+    )
     for round_ in range(ROUNDS + 1):
         if round_:
             for turn, agent in enumerate(AGENTS):

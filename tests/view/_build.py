@@ -227,3 +227,22 @@ def peer_pressure_run(directory: Path, *, plain: int = 6) -> Path:
         )
     store.close()
     return directory
+
+
+def discussion_run(directory: Path) -> Path:
+    """A paradigm without its own view (the generic timeline), with a message only B may see."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("discussion", {"model": ["sim"]}))
+    spec = ConversationSpec(
+        "model=sim/d1/0", "discussion", {"model": "sim"}, "model=sim", Item("d1"), 0, 1
+    )
+    events = [
+        Event(0, "message", "turn", 1, 0, "A", "participant", "public", text="A to everyone"),
+        Event(1, "message", "turn", 1, 1, "A", "participant", "public", text="A to B only",
+              meta={"audience": ["B"]}),
+        Event(2, "probe", "answer", 1, None, "B", "participant", "private", text="B privately"),
+        Event(3, "probe", "answer", 1, None, "C", "participant", "private", text="C privately"),
+    ]  # fmt: skip
+    store.commit_conversation(spec, 0, events, UsageMeter(), {})
+    store.close()
+    return directory

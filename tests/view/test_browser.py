@@ -24,6 +24,7 @@ from ._build import (
     P_RTL,
     P_SCRIPT,
     answer_text,
+    discussion_run,
     peer_pressure_run,
     prompt_text,
     reasoning_text,
@@ -228,3 +229,28 @@ def test_the_static_copy_works_from_file(page: Any, run: Path, tmp_path: Path) -
     assert "PROMPT-MARKER Bob" in page.locator("#detail").inner_text()
     assert all(u.startswith("file://") for u in page.requests), page.requests
     assert_inert(page)
+
+
+def test_the_generic_timeline_filters_what_one_agent_saw(page: Any, tmp_path: Path) -> None:
+    run = discussion_run(tmp_path / "discussion")
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--port", "0"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        found = re.search(r"http://127\.0\.0\.1:\d+/", process.stdout.readline())
+        assert found
+        base = found.group(0) + "#/conv/0?id=" + quote("model=sim/d1/0", safe="")
+
+        def texts(agent: str) -> list[str]:
+            open_page(page, base + (f"&agent={agent}" if agent else ""))
+            return page.locator(".timeline button.event .text").all_inner_texts()
+
+        everything = ["A to everyone", "A to B only", "B privately", "C privately"]
+        assert texts("") == everything
+        assert texts("B") == ["A to everyone", "A to B only", "B privately"]
+        assert texts("C") == ["A to everyone", "C privately"]
+        assert texts("A") == ["A to everyone", "A to B only"]
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -4,10 +4,16 @@
   const BC = window.BC;
   const el = BC.el;
 
-  // Whether the agent filter keeps an event: everything public (what the agent saw) and the
-  // agent's own private events; other agents' private events are left out.
+  // Whether the agent filter keeps an event: what the agent saw (public messages, and direct
+  // messages addressed to it), said and answered; other agents' private events are left out.
   BC.keeps = function (event, agent) {
-    return !agent || event.channel === "public" || event.agent === agent;
+    if (!agent || event.agent === agent) return true;
+    const meta = event.meta || {};
+    const to = meta.recipients || meta.audience;
+    if (event.channel === "direct" || (event.channel === "public" && Array.isArray(to))) {
+      return Array.isArray(to) && to.includes(agent);
+    }
+    return event.channel === "public";
   };
 
   BC.eventButton = function (event, ctx, content) {
