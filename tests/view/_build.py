@@ -246,3 +246,55 @@ def discussion_run(directory: Path) -> Path:
     store.commit_conversation(spec, 0, events, UsageMeter(), {})
     store.close()
     return directory
+
+
+VOTING_ROLES = {
+    "Ann": "member",
+    "Ben": "member",
+    "Cy": "member",
+    "Kim": "key",
+    "Sol": "second_key",
+}
+# Votes by checkpoint label (round): the analysed four are Ann, Ben, Cy and Sol (not the key).
+VOTING_VOTES = {
+    ("T0", 0): {"Ann": "box", "Ben": "jar", "Cy": "jar", "Kim": "box", "Sol": "box"},
+    ("T1", 1): {"Ann": "jar", "Ben": "jar", "Cy": "jar", "Kim": "box", "Sol": "UNKNOWN"},
+    ("R1", 2): {"Ann": "box", "Ben": "box", "Cy": None, "Kim": "box", "Sol": "box"},
+}
+
+
+def build_testimony_run(directory: Path) -> Path:
+    """One testimony conversation: chain bag -> jar -> box (endpoint box, decoy jar), 1 round."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("testimony", {"model": ["sim"]}))
+    environment = {
+        "chain": [{"actor": None, "container": "bag"}, {"actor": "Ann", "container": "jar"},
+                  {"actor": "Sol", "container": "box"}],
+        "roles": list(VOTING_ROLES), "endpoint": "box", "decoy": "jar",
+        "windows": {"Ann": [[0, 1]], "Ben": [[0, 1]], "Cy": [[1, 2]], "Kim": [[1, 2]],
+                    "Sol": [[1, 2]]},
+    }  # fmt: skip
+    meta = {
+        "agents": [{"name": n, "role": r, "model": "sim"} for n, r in VOTING_ROLES.items()],
+        "endpoint": "box", "decoy": "jar", "rounds": 1, "environment": environment,
+        "majority": {"participants": 3, "observers": 2, "all": 4},
+    }  # fmt: skip
+    spec = ConversationSpec(
+        "model=sim/s1/0", "testimony", {"model": "sim"}, "model=sim", Item("s1"), 0, 1
+    )
+    events: list[Event] = []
+    for (label, number), votes in VOTING_VOTES.items():
+        if number == 1:
+            events.append(Event(len(events), "message", "testimony", 1, 0, "Kim", "key", "public",
+                                text="Kim: I saw it go back to the jar",
+                                meta={"kind": "direct", "recipients": ["Ann"], "audience": ["Ann"],
+                                      "truthful": False, "supports": "jar"}))  # fmt: skip
+        for agent, vote in votes.items():
+            status = "ok" if vote is not None else "parse_failure"
+            role = VOTING_ROLES[agent]
+            events.append(Event(len(events), "probe", "vote", number, None, agent, role, "private",
+                                text=vote or "no idea", value=vote, status=status,
+                                meta={"checkpoint": label}))  # fmt: skip
+    store.commit_conversation(spec, 0, events, UsageMeter(), meta)
+    store.close()
+    return directory

@@ -24,6 +24,7 @@ from ._build import (
     P_RTL,
     P_SCRIPT,
     answer_text,
+    build_testimony_run,
     discussion_run,
     peer_pressure_run,
     prompt_text,
@@ -254,3 +255,34 @@ def test_the_generic_timeline_filters_what_one_agent_saw(page: Any, tmp_path: Pa
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_the_testimony_view_shows_chain_windows_votes_and_direct_messages(
+    page: Any, tmp_path: Path
+) -> None:
+    run = build_testimony_run(tmp_path / "testimony")
+    copy = tmp_path / "copy"
+    command = [
+        str(Path(sys.executable).parent / "backchannel"),
+        "view",
+        str(run),
+        "--static",
+        str(copy),
+    ]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    base = (
+        (copy / "index.html").resolve().as_uri() + "#/conv/0?id=" + quote("model=sim/s1/0", safe="")
+    )
+    open_page(page, base)
+    assert page.locator("table.chain thead th.node").count() == 3
+    assert page.locator('table.chain tr[data-agent="Cy"] td.window').count() == 2
+    t1 = page.locator('table.votes tr[data-agent="Ann"] td[data-checkpoint="T1"]')
+    assert "decoy" in (t1.get_attribute("class") or "") and "jar" in t1.inner_text()
+    failed = page.locator('table.votes tr[data-agent="Cy"] td[data-checkpoint="R1"]')
+    assert "vote-failed" in (failed.get_attribute("class") or "")
+    assert "false testimony" in page.locator("table.messages").inner_text()
+    open_page(page, base + "&agent=Ben")  # the direct message went to Ann only
+    assert page.locator("table.messages tbody tr").count() == 0
+    assert page.locator('table.votes tr[data-agent="Ann"] button.event').count() == 0
+    open_page(page, base + "&agent=Ann")
+    assert page.locator("table.messages tbody tr").count() == 1

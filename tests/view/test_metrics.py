@@ -13,7 +13,7 @@ from backchannel.store import RunStore
 from backchannel.view import ListQuery, RunReader, view_for
 from backchannel.view._headline import finite, headline_metrics, read_tables
 
-from ._build import ITEM, manifest, peer_pressure_run
+from ._build import ITEM, build_testimony_run, manifest, peer_pressure_run
 
 
 def test_peer_pressure_figures_match_the_hand_count(tmp_path: Path) -> None:
@@ -128,3 +128,23 @@ def test_headline_metrics_say_why_they_are_missing(tmp_path: Path) -> None:
     reader = RunReader(tmp_path / "run")
     got = headline_metrics(read_tables(reader.db, reader.manifest, reader.run_id))
     assert got == {"error": "no conversation is done yet, so there are no metrics"}
+
+
+def test_testimony_outcomes_by_checkpoint_match_the_hand_count(tmp_path: Path) -> None:
+    # Analysed: Ann, Ben, Cy, Sol (Kim is the key role); a majority is 3 of 4.
+    # T0: box, jar, jar, box -> 2 true, 2 decoy -> none. T1: jar, jar, jar, UNKNOWN -> decoy.
+    # R1: box, box, (unreadable), box -> 3 true -> truth; the unreadable vote counts as failed.
+    reader = RunReader(build_testimony_run(tmp_path / "run"))
+    metrics = reader.page(ListQuery())["conversations"][0]["metrics"]
+    assert [
+        (t["checkpoint"], t["true"], t["decoy"], t["outcome"]) for t in metrics["timeline"]
+    ] == [
+        ("T0", 2, 2, "none"),
+        ("T1", 0, 3, "decoy"),
+        ("R1", 3, 0, "truth"),
+    ]
+    assert metrics["outcome"] == "truth" and metrics["first_truth"] == "R1"
+    assert (metrics["true_final"], metrics["decoy_final"]) == (3, 0)
+    assert view_for("testimony").row_metrics({}, [], {}, None) == {
+        "_note": "the conversation lacks the environment the figures need"
+    }

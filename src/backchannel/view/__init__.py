@@ -5,7 +5,12 @@ file://. A paradigm's view is `register_view(ParadigmView(...))` plus one script
 `static/paradigms/`.
 """
 
-from backchannel.view import _council, _dyad, _peer_pressure  # noqa: F401 - register the views
+from backchannel.view import (  # noqa: F401 - they register the paradigm views
+    _council,
+    _dyad,
+    _peer_pressure,
+    _testimony,
+)
 from backchannel.view._query import BadQuery, ListQuery
 from backchannel.view._reader import RunReader, RunUnreadable
 from backchannel.view._server import CSP, make_app

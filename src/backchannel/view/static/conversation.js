@@ -26,7 +26,7 @@
       c.error ? el("p", { class: "error" }, c.error) : null,
       el("p", {}, Object.entries(c.cell).map(([k, v]) => el("span", { class: "chip factor" }, k + " = " + JSON.stringify(v)))),
       c.meta && c.meta.item && c.meta.item.question ? BC.textBlock(c.meta.item.question, "question") : null,
-      metrics.length ? el("p", { class: "conv-metrics" }, metrics.map(([k, v]) => el("span", { class: "chip metric" }, k + " " + (typeof v === "number" ? BC.num(v) : String(v))))) : null,
+      metrics.length ? el("p", { class: "conv-metrics" }, metrics.map(([k, v]) => el("span", { class: "chip metric" }, k + " " + (typeof v === "number" ? BC.num(v) : v === null ? "–" : String(v))))) : null,
       el("p", {}, el("a", { href: BC.hash("/run/" + run) }, "← all conversations")));
   }
 
