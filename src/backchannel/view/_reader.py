@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from backchannel.errors import RunDirectoryError
-from backchannel.store import DATABASE_NAME, SCHEMA_VERSION
+from backchannel._sqlite import connect_readonly, damage
+from backchannel.errors import BackchannelError, RunDirectoryError
+from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore
+from backchannel.view._headline import headline_metrics
 from backchannel.view._query import BadQuery, ListQuery, where_clause
 from backchannel.view._views import view_for
 
@@ -36,19 +38,6 @@ def _decode(text: str | None) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """Open read-only; a copy on read-only media (no -shm possible) opens as immutable."""
-    uri = path.resolve().as_uri()
-    try:
-        db = sqlite3.connect(f"{uri}?mode=ro", uri=True)
-        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        return db
-    except sqlite3.OperationalError:
-        db = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
-        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        return db
 
 
 def _strip_secrets(value: Any) -> Any:
@@ -80,19 +69,44 @@ class RunReader:
                 f"{directory} is not a run directory (no {DATABASE_NAME}); pass the -o directory "
                 "of a `backchannel run`"
             )
+        problem = damage(path)
+        if problem is not None:
+            raise RunUnreadable(
+                f"{path} {problem}: the run store is damaged; restore it from a copy or re-run "
+                "the experiment"
+            )
+        self._path = path
         try:
-            self._db = _connect(path)
+            self._open()
             self._check()
         except sqlite3.DatabaseError as error:
             raise RunUnreadable(
                 f"{path} cannot be read ({error}); the run store is damaged: restore it from a "
                 "copy or re-run the experiment"
             ) from None
-        self._db.row_factory = sqlite3.Row
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         self._has_reasoning = "reasoning" in columns
         self._manifest = self._read_manifest()
         self._metric_cache: dict[str, tuple[float, dict[str, Any]]] = {}
+
+    def _open(self) -> None:
+        """Connect read-only, writing nothing beside the file: immutable while no run writes
+        it (no write-ahead log), read-only with the log while one does."""
+        self._stamp = self._file_stamp()
+        self._db = connect_readonly(self._path)
+        self._db.row_factory = sqlite3.Row
+
+    def _file_stamp(self) -> tuple[bool, int, int]:
+        stat = self._path.stat()
+        return Path(f"{self._path}-wal").exists(), stat.st_size, stat.st_mtime_ns
+
+    def _fresh(self) -> sqlite3.Connection:
+        """The connection, reopened when the file or its log changed since it was opened (an
+        immutable connection would not see what a resumed or finished run wrote)."""
+        if self._file_stamp() != self._stamp:
+            self._db.close()
+            self._open()
+        return self._db
 
     def _check(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -117,8 +131,19 @@ class RunReader:
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The read-only connection (for the run-level metrics, which read every event)."""
-        return self._db
+        """The read-only connection."""
+        return self._fresh()
+
+    def headline(self) -> dict[str, Any]:
+        """The run's headline metrics, through the run store opened read-only."""
+        try:
+            store = RunStore(self.directory, readonly=True)
+        except BackchannelError as error:  # damaged since the viewer opened it: say so
+            return {"error": str(error)}
+        try:
+            return headline_metrics(store.tables())
+        finally:
+            store.close()
 
     @property
     def run_id(self) -> str:
@@ -155,6 +180,7 @@ class RunReader:
 
     def summary(self) -> dict[str, Any]:
         """Paradigm, design, models and endpoints (no keys), counts and usage of the run."""
+        self._fresh()
         manifest = self.manifest
         counts = {"done": 0, "incomplete": 0, "failed": 0}
         for status, n in self._db.execute(
@@ -210,6 +236,7 @@ class RunReader:
     # conversations ------------------------------------------------------------------------
     def page(self, query: ListQuery) -> dict[str, Any]:
         """One page of the conversations table, with each row's per-conversation metrics."""
+        self._fresh()
         where, params = where_clause(query, self.factors)
         total = self._db.execute(
             f"SELECT COUNT(*) FROM conversations c {where}", params
@@ -336,6 +363,7 @@ class RunReader:
 
     def conversation(self, conversation_id: str) -> dict[str, Any] | None:
         """A conversation with all its events and labels; prompts are left to `event`."""
+        self._fresh()
         row = self._db.execute(
             "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
             "meta, position, finished_at FROM conversations WHERE conversation_id = ?",
@@ -371,6 +399,7 @@ class RunReader:
 
     def event(self, conversation_id: str, seq: int) -> dict[str, Any] | None:
         """One event with its prompt (the messages the model received) and every judge label."""
+        self._fresh()
         row = self._db.execute(
             f"SELECT {self._event_columns()} FROM events WHERE conversation_id = ? AND seq = ?",
             (conversation_id, seq),

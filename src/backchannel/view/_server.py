@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from backchannel.view._headline import finite, headline_metrics, read_tables
+from backchannel.view._headline import finite
 from backchannel.view._page import index_html
 from backchannel.view._query import BadQuery, ListQuery
 from backchannel.view._reader import RunReader
@@ -119,8 +119,7 @@ async def _event(request: web.Request) -> web.Response:
 
 
 async def _metrics(request: web.Request) -> web.Response:
-    reader = _reader(request)
-    return _json(headline_metrics(read_tables(reader.db, reader.manifest, reader.run_id)))
+    return _json(_reader(request).headline())
 
 
 def make_app(readers: list[RunReader], *, hosts: set[str] | None = None) -> web.Application:

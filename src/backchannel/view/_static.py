@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from backchannel.errors import RunDirectoryError
-from backchannel.view._headline import finite, headline_metrics, read_tables
+from backchannel.view._headline import finite
 from backchannel.view._page import index_html
 from backchannel.view._query import ListQuery
 from backchannel.view._reader import RunReader
@@ -92,7 +92,7 @@ def _write(readers: list[RunReader], folder: Path) -> None:
             if offset >= page["total"]:
                 break
         (run_folder / "list.js").write_text(_script(f"list/{index}", rows), encoding="utf-8")
-        metrics = headline_metrics(read_tables(reader.db, reader.manifest, reader.run_id))
+        metrics = reader.headline()
         (run_folder / "metrics.js").write_text(
             _script(f"metrics/{index}", metrics), encoding="utf-8"
         )
