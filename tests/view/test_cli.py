@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,20 @@ def test_a_non_loopback_host_must_be_asked_for_and_warns(tmp_path: Path) -> None
         finally:
             process.terminate()
             process.wait(timeout=20)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
+    run = peer_pressure_run(tmp_path / "run")
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--port", "0"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().split()[2]
+    with urllib.request.urlopen(url + "api/runs", timeout=20) as response:
+        assert response.status == 200
+    process.terminate()
+    rest = process.communicate(timeout=20)[0]
+    assert process.returncode == 0 and "viewer stopped" in rest and "Traceback" not in rest

@@ -58,6 +58,7 @@ def view_command(
 def _serve(readers: list[RunReader], host: str, port: int) -> None:
     """Serve until Ctrl-C; the socket is bound first so a busy port is a clear error."""
     import asyncio
+    import signal
     import socket
 
     from aiohttp import web
@@ -83,16 +84,19 @@ def _serve(readers: list[RunReader], host: str, port: int) -> None:
     out.print(f"viewer on http://{shown}:{bound}/  (Ctrl-C stops it)", soft_wrap=True)
 
     async def main() -> None:
-        runner = web.AppRunner(app, access_log=None)
+        # Ctrl-C and SIGTERM end the server at once: open browser connections get a second.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, stop.set)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         site = web.SockSite(runner, sock)
         await site.start()
         try:
-            await asyncio.Event().wait()
+            await stop.wait()
         finally:
             await runner.cleanup()
 
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        out.print("viewer stopped")
+    asyncio.run(main())
+    out.print("viewer stopped")
