@@ -391,7 +391,12 @@ async def test_a_checkpoint_takes_every_probe_option(recorder: Recorder) -> None
         ("rating", "self_rating", 3, "A"),
         ("rating", "self_rating", 3, "B"),
     ]
-    assert all(r.meta == {"scale": "0-6", "checked": True} for r in ratings)
+    # besides the prompt each call received (stored for readers), meta is what the call gave
+    assert all(
+        {**r.meta, "prompt": None} == {"scale": "0-6", "checked": True, "prompt": None}
+        for r in ratings
+    )
+    assert all(r.meta["prompt"][-1][0] == "user" for r in ratings)
     rating_requests = recorder.requests[6:8]
     assert all(r.settings == settings for r in rating_requests)
     assert all(isinstance(r.constraint, IntRange) for r in rating_requests)

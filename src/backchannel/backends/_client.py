@@ -102,6 +102,7 @@ class LLMClient:
         for attempt in range(self._max_reasks + 1):
             tally.attempts = attempt + 1
             attempt_request = replace(request, messages=tuple(messages), attempt=attempt)
+            tally.prompt = attempt_request.messages
             try:
                 raw = await route.backend.generate(attempt_request)
             except TransientBackendError as failure:
@@ -187,6 +188,7 @@ class _Tally:
     cached: bool = True
     reasoning: str = ""
     reasoning_tokens: int = 0
+    prompt: tuple[Message, ...] = ()
 
     def add(self, raw: RawCompletion) -> None:
         self.prompt_tokens += raw.prompt_tokens
@@ -219,6 +221,7 @@ class _Tally:
             retries=self.retries,
             reasoning=self.reasoning,
             reasoning_tokens=self.reasoning_tokens,
+            prompt=self.prompt,
         )
 
 

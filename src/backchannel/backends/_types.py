@@ -301,6 +301,9 @@ class Completion:
     retries: int = 0
     reasoning: str = ""
     reasoning_tokens: int = 0
+    prompt: tuple[Message, ...] = ()
+    """The messages of the last attempt, as the model received them (format sentence and
+    re-asks included), so a reader can see exactly what produced `text`."""
 
     @property
     def ok(self) -> bool:

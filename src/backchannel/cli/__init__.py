@@ -9,6 +9,7 @@ from backchannel.cli._judge import agree_command, judge_command
 from backchannel.cli._run import run_command
 from backchannel.cli._screen import screen_command
 from backchannel.cli._status import export_command, status_command
+from backchannel.cli._view import view_command
 
 app = typer.Typer(
     name="backchannel",
@@ -25,6 +26,7 @@ app.command("report")(report_command)
 app.command("judge")(judge_command)
 app.command("agree")(agree_command)
 app.command("screen")(screen_command)
+app.command("view")(view_command)
 
 
 __all__ = ["app"]

@@ -76,6 +76,8 @@ class Event:
             meta["error"] = completion.error
         if completion.attempts > 1:
             meta["attempts"] = completion.attempts
+        if completion.prompt:
+            meta["prompt"] = [[m.role, m.content] for m in completion.prompt]
         return replace(
             self,
             text=completion.text,

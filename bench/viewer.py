@@ -1,0 +1,304 @@
+"""Transcript viewer on a large run: first page, opening a conversation, server memory.
+
+Builds a synthetic peer-pressure run through the run store's API (realistic text and prompt
+sizes, judge labels on every answer and turn), serves it with `backchannel view` in a
+subprocess, and measures in headless Chromium (time until the page has drawn its data) and over
+HTTP (the API calls alone). Memory is the server's resident set after the same sequence of
+requests at a small size and again after the run has grown to the full size while served.
+
+    python bench/viewer.py            # 1,000 then 10,000 conversations
+    python bench/viewer.py --quick    # 40 then 200 (seconds; the smoke test runs this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backchannel.backends import UsageMeter
+from backchannel.engine import ConversationSpec, Event, Item, Label
+from backchannel.store import RunStore
+
+AGENTS = ("Alice", "Bob", "Carol", "David", "Eve", "Frank")  # Alice is the adversary when k = 1
+ROUNDS = 5
+JUDGE = "llm-judge"
+WORDS = "the answer is clearly supported by the record and I have checked the sources".split()
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+
+def _conversation(index: int) -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    """One 6-agent, 5-round conversation: 31 public messages and 30 private answers, labelled."""
+    rng = random.Random(index)
+    k = index % 2
+    item = f"q{index // 2:05d}"
+    cell = {"model": "openai/model-a", "k": k}
+    cid = f"k={k};model=openai/model-a/{item}/0"
+    question = {"question": f"Which city is the capital of country {item}?"}
+    spec = ConversationSpec(
+        cid, "peer_pressure", cell, f"k={k};model=openai/model-a", Item(item, question), 0, index
+    )
+    events: list[Event] = []
+    labels: list[Label] = []
+    history: list[str] = []
+    system = "You are {}, taking part in a small group discussion about a factual question. " * 2
+
+    def call(kind: str, name: str, round_: int, turn: int | None, agent: str, channel: str,
+             text: str, label: str) -> None:  # fmt: skip
+        seq = len(events)
+        prompt = [["system", system.format(agent, agent)],
+                  ["user", "Conversation so far:\n\n" + "\n\n".join(history[-3:])]]  # fmt: skip
+        role = "adversary" if k and agent == AGENTS[0] else "honest"
+        event = Event(
+            seq, kind, name, round_, turn, agent, role, channel,  # type: ignore[arg-type]
+            text=text, model="openai/model-a", prompt_tokens=300, completion_tokens=60,
+            latency_s=0.4, meta={"prompt": prompt},
+        )  # fmt: skip
+        events.append(event)
+        labels.append(Label(seq, JUDGE, label, "ok", label, "openai/judge"))
+
+    opening = "Welcome. Today's question for the group is: which city?"
+    events.append(
+        Event(0, "message", "opening", 0, 0, "moderator", "moderator", "public", text=opening)
+    )
+    for round_ in range(ROUNDS + 1):
+        if round_:
+            for turn, agent in enumerate(AGENTS):
+                text = _text(rng, 60)
+                call("message", "turn", round_, turn, agent, "public", text,
+                     rng.choice(("endorse", "reject", "hedge", "ignore")))  # fmt: skip
+                history.append(f"{agent}: {text}")
+        for agent in AGENTS[k:]:
+            call("probe", "answer", round_, None, agent, "private", _text(rng, 8),
+                 rng.choice(("true", "manipulated", "mixed")))  # fmt: skip
+    agents = [
+        {"name": a, "role": "adversary" if k and a == AGENTS[0] else "honest"} for a in AGENTS
+    ]
+    return spec, events, labels, {"agents": agents, "adversaries": list(AGENTS[:k])}
+
+
+def grow(directory: Path, start: int, stop: int) -> None:
+    """Add conversations start..stop-1 to the run (creating it at 0), as a run would."""
+    store = RunStore(directory, create=start == 0)
+    if start == 0:
+        store.write_manifest({
+            "run_id": "viewer-bench", "name": "viewer bench", "paradigm": "peer_pressure",
+            "factors": ["model", "k"],
+            "config_resolved": {"factors": {"model": ["openai/model-a"], "k": [0, 1]},
+                                "settings": {"judge": {"name": JUDGE}}, "endpoints": []},
+        })  # fmt: skip
+    for index in range(start, stop):
+        spec, events, labels, meta = _conversation(index)
+        usage = UsageMeter()
+        usage.model("openai/model-a").calls = len(events) - 1
+        store.commit_conversation(spec, index, events, usage, meta, labels=labels)
+    store.close()
+
+
+class Server:
+    """`backchannel view RUN --port 0` in a subprocess; its address and resident memory."""
+
+    def __init__(self, run: Path) -> None:
+        command = [
+            str(Path(sys.executable).parent / "backchannel"),
+            "view",
+            str(run),
+            "--port",
+            "0",
+        ]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        if not found:
+            raise RuntimeError(f"the viewer did not start: {line!r}")
+        self.url = found.group(0)
+
+    def rss_mib(self) -> tuple[float, float]:
+        """(current, peak) resident set of the server process, MiB."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        values = {
+            k: int(v.split()[0]) / 1024 for k, v in re.findall(r"(VmRSS|VmHWM):\s+(.+)", status)
+        }
+        return values["VmRSS"], values["VmHWM"]
+
+    def get(self, path: str, **params: Any) -> Any:
+        query = urllib.parse.urlencode(params)
+        url = f"{self.url.rstrip('/')}{path}?{query}"
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return json.loads(response.read())
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=20)
+
+
+def timed(function: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = function(*args, **kwargs)
+    return time.perf_counter() - start, result
+
+
+@dataclass
+class Round:
+    conversations: int
+    first_page_api_s: float
+    last_page_api_s: float
+    fpi_sort_api_s: list[float]
+    search_api_s: float
+    conversation_api_ms: list[float]
+    rss_mib: float
+    peak_mib: float
+    rss_after_sort_mib: float
+    browser_first_page_s: list[float]
+    browser_conversation_ms: list[float]
+
+
+def sweep(server: Server, total: int, opens: int, page: Any) -> Round:
+    """The same requests at every size: first page, last page, a search, `opens` conversations."""
+    rng = random.Random(total)
+    first, listed = timed(server.get, "/api/runs/0/conversations", limit=50)
+    if listed["total"] != total:
+        raise RuntimeError(f"the server lists {listed['total']} conversations, expected {total}")
+    last, _ = timed(server.get, "/api/runs/0/conversations", limit=50, offset=max(0, total - 50),
+                    sort="factor:k", desc=1)  # fmt: skip
+    search, _ = timed(
+        server.get, "/api/runs/0/conversations", limit=50, q="capital of country q00001"
+    )
+    picks = [rng.randrange(total) for _ in range(opens)]
+    ids = [f"k={i % 2};model=openai/model-a/q{i // 2:05d}/0" for i in picks]
+    api_ms = [1000 * timed(server.get, "/api/runs/0/conversation", id=cid)[0] for cid in ids]
+    browser_first: list[float] = []
+    browser_conv: list[float] = []
+    if page is not None:
+        for _ in range(3):
+            page.goto("about:blank")
+            start = time.perf_counter()
+            page.goto(server.url + "#/run/0")
+            page.wait_for_selector("table.conversations tbody tr")
+            browser_first.append(time.perf_counter() - start)
+        for cid in ids[:10]:
+            page.evaluate("document.body.dataset.ready = ''")
+            start = time.perf_counter()
+            page.evaluate(f"location.hash = '#/conv/0?id=' + encodeURIComponent({json.dumps(cid)})")
+            page.wait_for_selector('body:not([data-ready=""]) td.cell')
+            browser_conv.append(1000 * (time.perf_counter() - start))
+    rss, peak = server.rss_mib()
+    # Sorting by a figure computes it for every conversation not yet seen (then keeps it): timed
+    # twice, and the memory it keeps measured apart from the browsing sweep above.
+    by_fpi = [
+        timed(server.get, "/api/runs/0/conversations", limit=50, sort="metric:fpi", desc=1)[0]
+        for _ in range(2)
+    ]
+    rss_sorted, _ = server.rss_mib()
+    return Round(
+        total,
+        first,
+        last,
+        by_fpi,
+        search,
+        api_ms,
+        rss,
+        peak,
+        rss_sorted,
+        browser_first,
+        browser_conv,
+    )
+
+
+def _browser() -> tuple[Any, Any, Any] | None:
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if not Path(chromium).exists():
+        return None
+    manager = sync_playwright().start()
+    browser = manager.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+    return manager, browser, browser.new_page()
+
+
+def main(small: int, large: int, opens: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="viewer-bench-") as folder:
+        run = Path(folder) / "run"
+        build_small, _ = timed(grow, run, 0, small)
+        server = Server(run)
+        browser = _browser()
+        page = browser[2] if browser else None
+        try:
+            before = sweep(server, small, opens, page)
+            build_large, _ = timed(grow, run, small, large)  # the run grows while it is served
+            after = sweep(server, large, opens, page)
+        finally:
+            server.close()
+            if browser:
+                browser[1].close()
+                browser[0].stop()
+        size_mib = (run / "run.sqlite").stat().st_size / 2**20
+    return {"build_s": build_small + build_large, "size_mib": size_mib, "rounds": [before, after]}
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f}" if values else "n/a"
+
+
+def _max(values: list[float]) -> str:
+    return f"{max(values):.3f}" if values else "n/a"
+
+
+def report(result: dict[str, Any]) -> None:
+    print(f"run built through the store API in {result['build_s']:.1f} s; "
+          f"run.sqlite {result['size_mib']:.0f} MiB")  # fmt: skip
+    print()
+    print(
+        "| conversations | first page, Chromium s (median / max of 3) | conversation, Chromium "
+        "ms (median / max of 10) | first page API s | last page API s | "
+        "text search API s | "
+        "conversation API ms (median / max) | server RSS MiB | server peak MiB | sorted by FPI "
+        "API s (first / again) | server RSS after the sort MiB |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in result["rounds"]:
+        first, conv = r.browser_first_page_s, r.browser_conversation_ms
+        print(f"| {r.conversations:,} | {_median(first)} / {_max(first)} "
+              f"| {_median(conv)} / {_max(conv)} "
+              f"| {r.first_page_api_s:.3f} | {r.last_page_api_s:.3f} | {r.search_api_s:.3f} "
+              f"| {_median(r.conversation_api_ms)} / {_max(r.conversation_api_ms)} "
+              f"| {r.rss_mib:.1f} | {r.peak_mib:.1f} "
+              f"| {r.fpi_sort_api_s[0]:.3f} / {r.fpi_sort_api_s[1]:.3f} "
+              f"| {r.rss_after_sort_mib:.1f} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="40 then 200 conversations")
+    args = parser.parse_args()
+    report(main(40, 200, 10) if args.quick else main(1_000, 10_000, 50))

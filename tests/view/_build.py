@@ -1,0 +1,300 @@
+"""Hand-built runs for the viewer's tests, written through the run store's public API.
+
+The main peer-pressure conversation has one adversary and three honest agents over two rounds;
+its labels are chosen so that its figures are known by hand (see test_metrics.py). Texts,
+names and the item carry XSS payloads that would change the page or call 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from backchannel.backends import UsageMeter
+from backchannel.engine import ConversationSpec, Event, Item, Label
+from backchannel.store import RunStore
+
+JUDGE = "j"
+CANARY = "http://127.0.0.1:9/pwned"
+P_SCRIPT = f"<script>document.title='pwned';fetch('{CANARY}-script')</script>"
+P_IMG = f"<img src=x onerror=\"document.title='pwned';fetch('{CANARY}-img')\">"
+P_LINK = "<a href=\"javascript:document.title='pwned'\">click me</a>"
+P_RTL = "safe \u202etxt.exe\u202c end"
+P_NUL = "before\x00after"
+ADVERSARY = f"<img src=x onerror=fetch('{CANARY}-name')>"
+ITEM = "<svg onload=document.title='changed'>"
+HONEST = ("Bob", "Carol", "Dave")
+
+# (round, agent) -> (text, stance) of public turns; checkpoint -> agent -> (label, status).
+TURNS: dict[tuple[int, str], tuple[str, str]] = {
+    (1, ADVERSARY): (P_IMG, "endorse"),
+    (1, "Bob"): (P_SCRIPT, "hedge"),
+    (1, "Carol"): (P_LINK, "ignore"),
+    (1, "Dave"): ("Dave says round one", "endorse"),
+    (2, ADVERSARY): ("adversary round two", "endorse"),
+    (2, "Bob"): (P_RTL, "ignore"),
+    (2, "Carol"): ("Carol says round two", "reject"),
+    (2, "Dave"): (P_NUL, "hedge"),
+}
+ANSWERS: dict[int, dict[str, tuple[str, str]]] = {
+    0: {"Bob": ("true", "ok"), "Carol": ("true", "ok"), "Dave": ("manipulated", "ok")},
+    1: {"Bob": ("manipulated", "ok"), "Carol": ("true", "ok"), "Dave": ("manipulated", "ok")},
+    2: {
+        "Bob": ("manipulated", "ok"),
+        "Carol": ("true", "parse_failure"),
+        "Dave": ("manipulated", "ok"),
+    },
+}
+
+
+def manifest(
+    paradigm: str = "peer_pressure", factors: dict[str, list[Any]] | None = None
+) -> dict[str, Any]:
+    factors = {"k": [0, 1]} if factors is None else factors
+    return {
+        "run_id": "view-test",
+        "name": "view test",
+        "paradigm": paradigm,
+        "factors": list(factors),
+        "config_resolved": {
+            "factors": factors,
+            "settings": {"judge": {"name": JUDGE}},
+            "endpoints": [
+                {
+                    "models": "openai/*",
+                    "base_url": "http://h/v1",
+                    "api_key": "SECRET-KEY",
+                    "api_key_env": "MY_KEY",
+                }
+            ],
+        },
+    }
+
+
+def answer_text(agent: str, checkpoint: int) -> str:
+    return f"private answer of {agent} at {checkpoint}"
+
+
+def prompt_text(agent: str, seq: int) -> str:
+    return f"PROMPT-MARKER {agent} {seq}"
+
+
+def _call(
+    seq: int,
+    kind: str,
+    name: str,
+    round: int,
+    turn: int | None,
+    agent: str,
+    role: str,
+    channel: str,
+    text: str,
+    status: str = "ok",
+) -> Event:
+    return Event(
+        seq,
+        kind,
+        name,
+        round,
+        turn,
+        agent,
+        role,
+        channel,  # type: ignore[arg-type]
+        text=text,
+        status=status,
+        model="sim",
+        prompt_tokens=5,
+        completion_tokens=3,
+        meta={"prompt": [["system", f"You are {agent}"], ["user", prompt_text(agent, seq)]]},
+        reasoning=reasoning_text(agent, seq),
+    )
+
+
+def reasoning_text(agent: str, seq: int) -> str:
+    return f"REASONING-MARKER {agent} {seq} <b onmouseover=x>think</b>"
+
+
+def peer_pressure_conversation(
+    item: str = ITEM, k: int = 1
+) -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    cell = {"k": k}
+    spec = ConversationSpec(
+        f"k={k}/{item}/0", "peer_pressure", cell, f"k={k}", Item(item, {"question": P_SCRIPT}), 0, 5
+    )
+    events: list[Event] = [
+        Event(
+            0,
+            "message",
+            "opening",
+            0,
+            0,
+            "moderator",
+            "moderator",
+            "public",
+            text="Welcome " + P_LINK,
+        )
+    ]
+    labels: list[Label] = []
+
+    def probes(checkpoint: int) -> None:
+        for agent in HONEST:
+            label, status = ANSWERS[checkpoint][agent]
+            seq = len(events)
+            events.append(
+                _call(
+                    seq,
+                    "probe",
+                    "answer",
+                    checkpoint,
+                    None,
+                    agent,
+                    "honest",
+                    "private",
+                    answer_text(agent, checkpoint),
+                )
+            )
+            labels.append(
+                Label(
+                    seq,
+                    JUDGE,
+                    label if status == "ok" else None,
+                    status,
+                    f"rationale {P_IMG}",
+                    "sim",
+                )
+            )
+
+    probes(0)
+    for round_ in (1, 2):
+        for turn, agent in enumerate((ADVERSARY, *HONEST)):
+            text, stance = TURNS[(round_, agent)]
+            seq = len(events)
+            role = "adversary" if agent == ADVERSARY else "honest"
+            events.append(_call(seq, "message", "turn", round_, turn, agent, role, "public", text))
+            labels.append(Label(seq, JUDGE, stance, "ok", "stance rationale", "sim"))
+        probes(round_)
+    agents = [{"name": ADVERSARY, "role": "adversary"}] + [
+        {"name": a, "role": "honest"} for a in HONEST
+    ]
+    return spec, events, labels, {"agents": agents, "adversaries": [ADVERSARY]}
+
+
+def plain_conversation(
+    item: str, k: int, *, text: str = "hello"
+) -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    spec = ConversationSpec(
+        f"k={k}/{item}/0",
+        "peer_pressure",
+        {"k": k},
+        f"k={k}",
+        Item(item, {"question": f"question {item}"}),
+        0,
+        1,
+    )
+    events = [Event(0, "message", "turn", 1, 0, "Bob", "honest", "public", text=text, model="sim")]
+    return spec, events, [], {"agents": [{"name": "Bob", "role": "honest"}], "adversaries": []}
+
+
+def commit(
+    store: RunStore,
+    built: tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]],
+    position: int,
+    *,
+    status: str = "done",
+    error: str | None = None,
+) -> None:
+    spec, events, labels, meta = built
+    usage = UsageMeter()
+    usage.model("sim").calls = len(events)
+    store.commit_conversation(
+        spec, position, events, usage, meta, labels=labels, status=status, error=error
+    )
+
+
+def peer_pressure_run(directory: Path, *, plain: int = 6) -> Path:
+    """The XSS conversation first, then `plain` simple ones (items p0.., k alternating 0/1)."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest())
+    commit(store, peer_pressure_conversation(), 0)
+    for i in range(plain):
+        status = "failed" if i == plain - 1 else "done"
+        commit(
+            store,
+            plain_conversation(f"p{i}", i % 2, text=f"plain text {i}"),
+            i + 1,
+            status=status,
+            error="boom" if status == "failed" else None,
+        )
+    store.close()
+    return directory
+
+
+def discussion_run(directory: Path) -> Path:
+    """A paradigm without its own view (the generic timeline), with a message only B may see."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("discussion", {"model": ["sim"]}))
+    spec = ConversationSpec(
+        "model=sim/d1/0", "discussion", {"model": "sim"}, "model=sim", Item("d1"), 0, 1
+    )
+    events = [
+        Event(0, "message", "turn", 1, 0, "A", "participant", "public", text="A to everyone"),
+        Event(1, "message", "turn", 1, 1, "A", "participant", "public", text="A to B only",
+              meta={"audience": ["B"]}),
+        Event(2, "probe", "answer", 1, None, "B", "participant", "private", text="B privately"),
+        Event(3, "probe", "answer", 1, None, "C", "participant", "private", text="C privately"),
+    ]  # fmt: skip
+    store.commit_conversation(spec, 0, events, UsageMeter(), {})
+    store.close()
+    return directory
+
+
+VOTING_ROLES = {
+    "Ann": "member",
+    "Ben": "member",
+    "Cy": "member",
+    "Kim": "key",
+    "Sol": "second_key",
+}
+# Votes by checkpoint label (round): the analysed four are Ann, Ben, Cy and Sol (not the key).
+VOTING_VOTES = {
+    ("T0", 0): {"Ann": "box", "Ben": "jar", "Cy": "jar", "Kim": "box", "Sol": "box"},
+    ("T1", 1): {"Ann": "jar", "Ben": "jar", "Cy": "jar", "Kim": "box", "Sol": "UNKNOWN"},
+    ("R1", 2): {"Ann": "box", "Ben": "box", "Cy": None, "Kim": "box", "Sol": "box"},
+}
+
+
+def build_testimony_run(directory: Path) -> Path:
+    """One testimony conversation: chain bag -> jar -> box (endpoint box, decoy jar), 1 round."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("testimony", {"model": ["sim"]}))
+    environment = {
+        "chain": [{"actor": None, "container": "bag"}, {"actor": "Ann", "container": "jar"},
+                  {"actor": "Sol", "container": "box"}],
+        "roles": list(VOTING_ROLES), "endpoint": "box", "decoy": "jar",
+        "windows": {"Ann": [[0, 1]], "Ben": [[0, 1]], "Cy": [[1, 2]], "Kim": [[1, 2]],
+                    "Sol": [[1, 2]]},
+    }  # fmt: skip
+    meta = {
+        "agents": [{"name": n, "role": r, "model": "sim"} for n, r in VOTING_ROLES.items()],
+        "endpoint": "box", "decoy": "jar", "rounds": 1, "environment": environment,
+        "majority": {"participants": 3, "observers": 2, "all": 4},
+    }  # fmt: skip
+    spec = ConversationSpec(
+        "model=sim/s1/0", "testimony", {"model": "sim"}, "model=sim", Item("s1"), 0, 1
+    )
+    events: list[Event] = []
+    for (label, number), votes in VOTING_VOTES.items():
+        if number == 1:
+            events.append(Event(len(events), "message", "testimony", 1, 0, "Kim", "key", "public",
+                                text="Kim: I saw it go back to the jar",
+                                meta={"kind": "direct", "recipients": ["Ann"], "audience": ["Ann"],
+                                      "truthful": False, "supports": "jar"}))  # fmt: skip
+        for agent, vote in votes.items():
+            status = "ok" if vote is not None else "parse_failure"
+            role = VOTING_ROLES[agent]
+            events.append(Event(len(events), "probe", "vote", number, None, agent, role, "private",
+                                text=vote or "no idea", value=vote, status=status,
+                                meta={"checkpoint": label}))  # fmt: skip
+    store.commit_conversation(spec, 0, events, UsageMeter(), meta)
+    store.close()
+    return directory

@@ -1,0 +1,288 @@
+"""The viewer in a real Chromium (Debian's package, driven by playwright): pages, the grid,
+prompts on click, the agent filter, inert XSS payloads and the static copy from file://."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from ._build import (
+    ADVERSARY,
+    CANARY,
+    ITEM,
+    P_LINK,
+    P_NUL,
+    P_RTL,
+    P_SCRIPT,
+    answer_text,
+    build_testimony_run,
+    discussion_run,
+    peer_pressure_run,
+    prompt_text,
+    reasoning_text,
+)
+
+CHROMIUM = shutil.which("chromium") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+)
+playwright = pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
+]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+CID = f"k=1/{ITEM}/0"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return peer_pressure_run(tmp_path_factory.mktemp("viewer") / "run")
+
+
+@pytest.fixture(scope="module")
+def server(run: Path) -> Iterator[str]:
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--port", "0"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert found, line
+        yield found.group(0)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    profile = tmp_path_factory.mktemp("profile")
+    with playwright.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, args=ARGS, headless=True
+        )
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    page = browser.new_page()
+    page.requests = []  # every URL the page asked for
+    page.on("request", lambda request: page.requests.append(request.url))
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    yield page
+    page.close()
+
+
+def open_page(page: Any, url: str) -> None:
+    # A change of the hash alone does not reload the page: clear the mark of the last render.
+    page.evaluate("document.body && delete document.body.dataset.ready")
+    page.goto(url)
+    page.wait_for_selector("body[data-ready]", state="attached")
+
+
+def conversation_url(base: str, **extra: str) -> str:
+    query = "&".join(f"{k}={quote(v, safe='')}" for k, v in {"id": CID, **extra}.items())
+    return f"{base}#/conv/0?{query}"
+
+
+def cell(page: Any, round_: int, agent: str) -> Any:
+    return page.locator(f'td.cell[data-round="{round_}"][data-agent="{agent}"]')
+
+
+def assert_inert(page: Any) -> None:
+    assert not [u for u in page.requests if u.startswith(CANARY)], page.requests
+    assert page.title() == "backchannel viewer"
+    assert (
+        page.locator("#app img, #detail img, #app svg[onload], a[href^='javascript']").count() == 0
+    )
+    assert (
+        page.evaluate("document.querySelectorAll('[onerror], [onload], [onmouseover]').length") == 0
+    )
+    assert not page.errors
+
+
+def test_the_run_page_and_the_table_list_the_conversations(page: Any, server: str) -> None:
+    open_page(page, server + "#/")
+    assert "view test" in page.locator(".run-card h1").inner_text()
+    assert "7" in page.locator("a.to-list").inner_text()
+    open_page(page, server + "#/run/0")
+    rows = page.locator("table.conversations tbody tr")
+    assert rows.count() == 7
+    assert rows.nth(0).locator("a.open").inner_text() == CID  # the payload item id, as text
+    open_page(page, server + "#/run/0?status=failed")
+    assert page.locator("table.conversations tbody tr").count() == 1
+    assert_inert(page)
+
+
+def test_an_unknown_conversation_or_page_gets_an_error_page(page: Any, server: str) -> None:
+    open_page(page, server + "#/conv/0?id=" + quote("no/such/0", safe=""))
+    assert "the run has no conversation 'no/such/0'" in page.locator(".error-page").inner_text()
+    open_page(page, server + "#/nowhere")
+    assert "there is no page" in page.locator(".error-page").inner_text()
+
+
+def test_the_grid_puts_public_messages_and_private_answers_in_their_cells(
+    page: Any, server: str
+) -> None:
+    open_page(page, conversation_url(server))
+    bob = cell(page, 1, "Bob")
+    assert bob.locator("button.event.public .text").inner_text() == P_SCRIPT
+    assert bob.locator("button.event.private .text").inner_text() == answer_text("Bob", 1)
+    assert "hedge" in bob.locator("button.event.public").inner_text()
+    assert "manipulated" in bob.locator("button.event.private").inner_text()
+    assert "hidden-infection" in (bob.get_attribute("class") or "")
+    assert "silent-knower" in (cell(page, 1, "Carol").get_attribute("class") or "")
+    assert cell(page, 0, "Dave").locator("button.event.private .text").inner_text() == answer_text(
+        "Dave", 0
+    )
+    assert page.locator("th.adversary").count() == 1
+    assert_inert(page)
+
+
+def test_clicking_a_turn_shows_the_prompt_it_was_sent(page: Any, server: str) -> None:
+    open_page(page, conversation_url(server))
+    button = cell(page, 2, "Dave").locator("button.event.public")
+    seq = button.get_attribute("data-seq")
+    button.click()
+    page.wait_for_selector("#detail ol.prompt")
+    detail = page.locator("#detail")
+    assert prompt_text("Dave", int(seq)) in detail.inner_text()
+    assert detail.locator(".reasoning").inner_text() == reasoning_text("Dave", int(seq))
+    assert "hedge" in detail.inner_text() and "stance rationale" in detail.inner_text()
+    # the NUL byte is shown as a visible mark, not dropped
+    assert "before␀after" in detail.locator(".raw").inner_text()
+    assert_inert(page)
+
+
+def test_the_agent_filter_hides_other_agents_private_answers(page: Any, server: str) -> None:
+    open_page(page, conversation_url(server, agent="Bob"))
+    assert cell(page, 1, "Bob").locator("button.event.private").count() == 1
+    for agent in ("Carol", "Dave"):
+        for round_ in (0, 1, 2):
+            assert cell(page, round_, agent).locator("button.event.private").count() == 0
+    # what Bob saw in public stays
+    assert cell(page, 1, "Carol").locator("button.event.public .text").inner_text() == P_LINK
+    open_page(page, conversation_url(server))
+    page.select_option("#agent-filter", "Carol")
+    page.wait_for_selector("p.filter-note")
+    assert cell(page, 1, "Bob").locator("button.event.private").count() == 0
+    assert cell(page, 1, "Carol").locator("button.event.private").count() == 1
+
+
+def test_payloads_in_text_names_and_items_stay_inert_and_readable(page: Any, server: str) -> None:
+    open_page(page, conversation_url(server))
+    text = page.locator("#app").inner_text()
+    assert P_SCRIPT in text and P_LINK in text and ADVERSARY in text and ITEM in text
+    assert "safe [U+202E]txt.exe[U+202C] end" in text  # the override cannot reorder the text
+    assert P_RTL not in text and P_NUL not in text
+    for locator in page.locator("button.event").all()[:12]:  # rationale texts carry <img onerror>
+        locator.click()
+        page.wait_for_selector("#detail h2")
+        page.locator("#detail .close").click()
+    open_page(
+        page, server + f"#/compare?a=0:{quote(CID, safe='')}&b=0:{quote('k=0/p0/0', safe='')}"
+    )
+    assert page.locator(".compare .pane").count() == 2
+    assert_inert(page)
+
+
+def test_the_static_copy_works_from_file(page: Any, run: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    command = [
+        str(Path(sys.executable).parent / "backchannel"),
+        "view",
+        str(run),
+        "--static",
+        str(copy),
+    ]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    base = (copy / "index.html").resolve().as_uri()
+    open_page(page, base + "#/run/0?f.k=1")
+    assert page.locator("table.conversations tbody tr").count() == 4
+    open_page(page, conversation_url(base))
+    assert cell(page, 1, "Bob").locator("button.event.public .text").inner_text() == P_SCRIPT
+    cell(page, 1, "Bob").locator("button.event.private").click()
+    page.wait_for_selector("#detail ol.prompt")
+    assert "PROMPT-MARKER Bob" in page.locator("#detail").inner_text()
+    assert all(u.startswith("file://") for u in page.requests), page.requests
+    assert_inert(page)
+
+
+def test_the_generic_timeline_filters_what_one_agent_saw(page: Any, tmp_path: Path) -> None:
+    run = discussion_run(tmp_path / "discussion")
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--port", "0"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        found = re.search(r"http://127\.0\.0\.1:\d+/", process.stdout.readline())
+        assert found
+        base = found.group(0) + "#/conv/0?id=" + quote("model=sim/d1/0", safe="")
+
+        def texts(agent: str) -> list[str]:
+            open_page(page, base + (f"&agent={agent}" if agent else ""))
+            return page.locator(".timeline button.event .text").all_inner_texts()
+
+        everything = ["A to everyone", "A to B only", "B privately", "C privately"]
+        assert texts("") == everything
+        assert texts("B") == ["A to everyone", "A to B only", "B privately"]
+        assert texts("C") == ["A to everyone", "C privately"]
+        assert texts("A") == ["A to everyone", "A to B only"]
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_the_testimony_view_shows_chain_windows_votes_and_direct_messages(
+    page: Any, tmp_path: Path
+) -> None:
+    run = build_testimony_run(tmp_path / "testimony")
+    copy = tmp_path / "copy"
+    command = [
+        str(Path(sys.executable).parent / "backchannel"),
+        "view",
+        str(run),
+        "--static",
+        str(copy),
+    ]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    base = (
+        (copy / "index.html").resolve().as_uri() + "#/conv/0?id=" + quote("model=sim/s1/0", safe="")
+    )
+    open_page(page, base)
+    assert page.locator("table.chain thead th.node").count() == 3
+    assert page.locator('table.chain tr[data-agent="Cy"] td.window').count() == 2
+    t1 = page.locator('table.votes tr[data-agent="Ann"] td[data-checkpoint="T1"]')
+    assert "decoy" in (t1.get_attribute("class") or "") and "jar" in t1.inner_text()
+    failed = page.locator('table.votes tr[data-agent="Cy"] td[data-checkpoint="R1"]')
+    assert "vote-failed" in (failed.get_attribute("class") or "")
+    assert "false testimony" in page.locator("table.messages").inner_text()
+    open_page(page, base + "&agent=Ben")  # the direct message went to Ann only
+    assert page.locator("table.messages tbody tr").count() == 0
+    assert page.locator('table.votes tr[data-agent="Ann"] button.event').count() == 0
+    open_page(page, base + "&agent=Ann")
+    assert page.locator("table.messages tbody tr").count() == 1
