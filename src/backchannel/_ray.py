@@ -19,15 +19,20 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from backchannel.backends import LLMClient, RawCompletion, ResponseCache, UsageMeter, build_client
-from backchannel.backends._replicas import current_conversation
-from backchannel.engine import ConversationSpec, run_conversation
-from backchannel.engine._events import Event
+from backchannel.backends import (
+    LLMClient,
+    RawCompletion,
+    ResponseCache,
+    UsageMeter,
+    build_client,
+    current_conversation,
+)
+from backchannel.engine import ConversationSpec, Event, run_conversation
 from backchannel.errors import BackendUnavailable, ConfigError
 from backchannel.experiment import LoadedExperiment
 
 if TYPE_CHECKING:
-    from backchannel._runner import Plan
+    from backchannel._plan import Plan
     from backchannel.store import RunStore
 
 INSTALL_HINT = "the Ray executor needs Ray; install it with: pip install 'backchannel[ray]'"

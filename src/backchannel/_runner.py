@@ -8,10 +8,11 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backchannel._plan import Plan
 from backchannel.backends import (
     SMALL_MODEL_WARNING,
     LLMClient,
@@ -24,7 +25,6 @@ from backchannel.backends import (
 from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
 from backchannel.errors import ConfigError, RunDirectoryError
 from backchannel.experiment import Experiment, LoadedExperiment, cell_settings, expand, redact
-from backchannel.paradigms import CallEstimate
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
 # Fields that change no model output: a resumed run may change them (a new base_url after the
@@ -59,42 +59,6 @@ def fingerprint(loaded: LoadedExperiment) -> str:
         resolved.pop("population", None)
     payload = json.dumps(resolved, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-@dataclass
-class Plan:
-    """What a run will do: its conversations, which are already stored, and its call estimate."""
-
-    loaded: LoadedExperiment
-    specs: list[ConversationSpec]
-    done: set[str] = field(default_factory=set)
-    models: set[str] = field(default_factory=set)
-    settings_by_cell: dict[str, Any] = field(default_factory=dict)
-    """Each cell's resolved settings, by cell key."""
-
-    @property
-    def todo(self) -> list[tuple[int, ConversationSpec]]:
-        return [(i, s) for i, s in enumerate(self.specs) if s.conversation_id not in self.done]
-
-    def estimate(self, only_todo: bool = True) -> dict[str, Any]:
-        calls: dict[str, int] = {}
-        prompt = completion = 0
-        specs = [s for _, s in self.todo] if only_todo else self.specs
-        for spec in specs:
-            estimate: CallEstimate = self.loaded.paradigm.estimate(
-                self.settings_by_cell[spec.cell_key], spec.item, replicate=spec.replicate
-            )
-            for model, count in estimate.calls.items():
-                calls[model] = calls.get(model, 0) + count
-            prompt += estimate.prompt_tokens
-            completion += estimate.completion_tokens
-        return {
-            "conversations": len(specs),
-            "calls": sum(calls.values()),
-            "calls_by_model": calls,
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-        }
 
 
 def spread(specs: list[ConversationSpec], limit: int) -> list[ConversationSpec]:

@@ -38,6 +38,7 @@ from backchannel.backends._registry import (
     resolve_routes,
     split_model,
 )
+from backchannel.backends._replicas import current_conversation
 from backchannel.backends._retry import RetryPolicy
 from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
 from backchannel.backends._types import (
@@ -101,6 +102,7 @@ __all__ = [
     "check_extra_body",
     "check_model",
     "check_reachable",
+    "current_conversation",
     "damaged_cache_message",
     "gbnf_grammar",
     "is_simulated",

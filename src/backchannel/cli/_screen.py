@@ -4,13 +4,18 @@ label its answers with the rule judge, and keep the items it knows."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from backchannel.cli._common import err, friendly_errors, out
 from backchannel.errors import ConfigError
+
+if TYPE_CHECKING:
+    from backchannel.backends import Request
+    from backchannel.datasets import FactItem
 
 
 @friendly_errors
@@ -57,7 +62,6 @@ def screen_command(
         DatasetSource,
         load_source,
         screen_items,
-        screening_requests,
         write_items,
     )
     from backchannel.judges import classify_answers
@@ -120,3 +124,35 @@ def screen_command(
         err.print(f"{failed} of {len(completions)} calls failed; their answers were left out")
     out.print(f"kept {len(result.items)} of {len(items)} items: {output}")
     out.print(f"per-item rates: {rates_path}")
+
+
+def screening_requests(
+    items: Sequence[FactItem],
+    model: str,
+    *,
+    samples: int,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+) -> list[Request]:
+    """`samples` seeded requests per item, item by item: the calls `backchannel screen` makes."""
+    from backchannel.backends import GenerationSettings, Message, Request
+    from backchannel.datasets import screening_prompt
+    from backchannel.seeding import derive_seed
+
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples}")
+    settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
+    template = screening_prompt()
+    return [
+        Request(
+            model=model,
+            messages=(Message("user", template.format(question=item.question).strip()),),
+            settings=settings,
+            seed=derive_seed(seed, item.item_id, sample),
+            replicate=sample,
+            critical=False,
+        )
+        for item in items
+        for sample in range(samples)
+    ]

@@ -10,7 +10,6 @@ from backchannel.datasets._screening import (
     ScreeningResult,
     screen_items,
     screening_prompt,
-    screening_requests,
 )
 from backchannel.datasets._shape import ANSWER_TYPES, infer_answer_type
 from backchannel.datasets._shipped import SHIPPED, load_shipped
@@ -42,6 +41,5 @@ __all__ = [
     "read_items",
     "screen_items",
     "screening_prompt",
-    "screening_requests",
     "write_items",
 ]

@@ -10,9 +10,7 @@ from importlib import resources
 
 import pandas as pd
 
-from backchannel.backends import GenerationSettings, Message, Request
 from backchannel.datasets._item import FactItem
-from backchannel.seeding import derive_seed
 
 _COLUMNS = ["item_id", "relation", "n", "correct", "false", "both", "kept", "reason"]
 
@@ -36,34 +34,6 @@ class ScreeningResult:
 def screening_prompt() -> str:
     """The context-free question a screening model is asked (`{question}` is filled in)."""
     return (resources.files("backchannel.datasets.prompts") / "screen.txt").read_text("utf-8")
-
-
-def screening_requests(
-    items: Sequence[FactItem],
-    model: str,
-    *,
-    samples: int,
-    temperature: float,
-    max_tokens: int,
-    seed: int,
-) -> list[Request]:
-    """`samples` seeded requests per item, item by item: the calls `backchannel screen` makes."""
-    if samples < 1:
-        raise ValueError(f"samples must be at least 1, got {samples}")
-    settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
-    template = screening_prompt()
-    return [
-        Request(
-            model=model,
-            messages=(Message("user", template.format(question=item.question).strip()),),
-            settings=settings,
-            seed=derive_seed(seed, item.item_id, sample),
-            replicate=sample,
-            critical=False,
-        )
-        for item in items
-        for sample in range(samples)
-    ]
 
 
 def _threshold(name: str, value: float) -> None:

@@ -1,0 +1,47 @@
+"""What a run will do: its conversations, which are already stored, and its call estimate
+(shared by the runner and the executors that run a plan)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from backchannel.engine import ConversationSpec
+from backchannel.experiment import LoadedExperiment
+from backchannel.paradigms import CallEstimate
+
+
+@dataclass
+class Plan:
+    """What a run will do: its conversations, which are already stored, and its call estimate."""
+
+    loaded: LoadedExperiment
+    specs: list[ConversationSpec]
+    done: set[str] = field(default_factory=set)
+    models: set[str] = field(default_factory=set)
+    settings_by_cell: dict[str, Any] = field(default_factory=dict)
+    """Each cell's resolved settings, by cell key."""
+
+    @property
+    def todo(self) -> list[tuple[int, ConversationSpec]]:
+        return [(i, s) for i, s in enumerate(self.specs) if s.conversation_id not in self.done]
+
+    def estimate(self, only_todo: bool = True) -> dict[str, Any]:
+        calls: dict[str, int] = {}
+        prompt = completion = 0
+        specs = [s for _, s in self.todo] if only_todo else self.specs
+        for spec in specs:
+            estimate: CallEstimate = self.loaded.paradigm.estimate(
+                self.settings_by_cell[spec.cell_key], spec.item, replicate=spec.replicate
+            )
+            for model, count in estimate.calls.items():
+                calls[model] = calls.get(model, 0) + count
+            prompt += estimate.prompt_tokens
+            completion += estimate.completion_tokens
+        return {
+            "conversations": len(specs),
+            "calls": sum(calls.values()),
+            "calls_by_model": calls,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+        }
