@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -37,6 +38,39 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
     config = {key: value for key, value in resolved.items() if key in known}
     experiment = Experiment.model_validate({"name": "judge", "paradigm": "-", **config})
     return _runner.experiment_client(experiment, models, run / CACHE_NAME, concurrency=concurrency)
+
+
+def _ask_on_run_client(
+    run: Path,
+    models: list[str],
+    concurrency: int | None,
+    ask: Callable[[Any], Awaitable[list[Any]]],
+) -> list[Any]:
+    """`ask(client)` on a client built from the run's config, closed (with its cache) after."""
+    client, cache = _run_client(run, models, concurrency)
+
+    async def main() -> list[Any]:
+        try:
+            return await ask(client)
+        finally:
+            await client.aclose()
+
+    try:
+        return asyncio.run(main())
+    finally:
+        cache.close()
+
+
+def _store_labels(run: Path, name: str, rows: list[Any]) -> int:
+    """Store `rows` as labels of judge `name` under the run's lock; returns how many."""
+    from backchannel.store import RunStore
+
+    store = RunStore(run)
+    try:
+        store.lock()
+        return store.add_labels(name, rows)
+    finally:
+        store.close()
 
 
 def _tasks(paradigm: Paradigm[Any], run: Path | None) -> tuple[JudgeTask, ...]:
@@ -109,7 +143,6 @@ def judge_command(
         make_judge,
         sample_targets,
     )
-    from backchannel.store import RunStore
 
     if not _NAME.match(name):
         raise ConfigError(f"--as {name!r}: use letters, digits and _ . : - only")
@@ -131,26 +164,11 @@ def judge_command(
     except ValueError as error:
         raise ConfigError(f"{run}: {error}") from None
     models = [] if judge == RULE_MODEL else [judge]
-    client, cache = _run_client(run, models, concurrency)
-
-    async def main() -> list[Any]:
-        try:
-            return await judge_targets(
-                make_judge(judge, max_tokens=max_tokens or 16), client, chosen
-            )
-        finally:
-            await client.aclose()
-
-    try:
-        rows = asyncio.run(main())
-    finally:
-        cache.close()
-    store = RunStore(run)
-    try:
-        store.lock()
-        stored = store.add_labels(name, rows)
-    finally:
-        store.close()
+    verdicts = make_judge(judge, max_tokens=max_tokens or 16)
+    rows = _ask_on_run_client(
+        run, models, concurrency, lambda client: judge_targets(verdicts, client, chosen)
+    )
+    stored = _store_labels(run, name, rows)
     out.print(f"labelled {stored} events of {run} as {name!r} with {judge}")
     if rows:
         out.print(label_counts(rows).to_string(index=False), markup=False, soft_wrap=True)
@@ -193,7 +211,6 @@ def _extract_citations(
         extraction_counts,
         markup_rows,
     )
-    from backchannel.store import RunStore
 
     if not name.startswith("citations"):
         raise ConfigError(
@@ -206,25 +223,11 @@ def _extract_citations(
     if judge == RULE_MODEL:
         rows = markup_rows(chosen)
     else:
-        client, cache = _run_client(run, [judge], concurrency)
-
-        async def main() -> list[Any]:
-            try:
-                extractor = CitationExtractor(judge, max_tokens=max_tokens)
-                return await extract_all(extractor, client, chosen)
-            finally:
-                await client.aclose()
-
-        try:
-            rows = asyncio.run(main())
-        finally:
-            cache.close()
-    store = RunStore(run)
-    try:
-        store.lock()
-        stored = store.add_labels(name, rows)
-    finally:
-        store.close()
+        extractor = CitationExtractor(judge, max_tokens=max_tokens)
+        rows = _ask_on_run_client(
+            run, [judge], concurrency, lambda client: extract_all(extractor, client, chosen)
+        )
+    stored = _store_labels(run, name, rows)
     out.print(f"labelled {stored} statements of {run} as {name!r} with {judge}")
     for status, count in extraction_counts(rows).items():
         out.print(f"  {status}: {count}", markup=False)
