@@ -9,7 +9,13 @@ from backchannel.store._quality import (
     unusable_share,
 )
 from backchannel.store._schema import SCHEMA_VERSION
-from backchannel.store._store import CACHE_NAME, DATABASE_NAME, RunStore, incomplete_summary
+from backchannel.store._store import (
+    CACHE_NAME,
+    DATABASE_NAME,
+    RunStore,
+    incomplete_summary,
+    usage_by_model,
+)
 
 __all__ = [
     "CACHE_NAME",
@@ -24,4 +30,5 @@ __all__ = [
     "incomplete_summary",
     "unusable_message",
     "unusable_share",
+    "usage_by_model",
 ]

@@ -65,6 +65,19 @@ _USAGE_FIELDS = (
 )
 
 
+def usage_by_model(db: sqlite3.Connection) -> UsageMeter:
+    """The run's usage summed per model, from an open run store connection (read-only is fine)."""
+    meter = UsageMeter()
+    for row in db.execute(
+        "SELECT model, SUM(calls), SUM(cache_hits), SUM(prompt_tokens), "
+        "SUM(completion_tokens), "
+        "SUM(retries), SUM(reasks), SUM(failures), SUM(parse_failures), SUM(cost), "
+        "SUM(reasoning_tokens), SUM(truncated) FROM usage GROUP BY model"
+    ):
+        meter.model(row[0]).add(Usage(*row[1:]))
+    return meter
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
@@ -363,15 +376,7 @@ class RunStore:
         return [(line, len(ids), ids[0]) for line, ids in list(grouped.items())[:limit]]
 
     def usage(self) -> UsageMeter:
-        meter = UsageMeter()
-        for row in self._db.execute(
-            "SELECT model, SUM(calls), SUM(cache_hits), SUM(prompt_tokens), "
-            "SUM(completion_tokens), "
-            "SUM(retries), SUM(reasks), SUM(failures), SUM(parse_failures), SUM(cost), "
-            "SUM(reasoning_tokens), SUM(truncated) FROM usage GROUP BY model"
-        ):
-            meter.model(row[0]).add(Usage(*row[1:]))
-        return meter
+        return usage_by_model(self._db)
 
     # tables -------------------------------------------------------------------------------
     def tables(self) -> RunTables:

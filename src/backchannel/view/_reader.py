@@ -14,7 +14,7 @@ from typing import Any
 
 from backchannel._sqlite import connect_readonly, damage
 from backchannel.errors import BackchannelError, RunDirectoryError
-from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore
+from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore, usage_by_model
 from backchannel.view._headline import headline_metrics
 from backchannel.view._query import BadQuery, ListQuery, where_clause
 from backchannel.view._views import view_for
@@ -23,6 +23,18 @@ _TABLES = {"manifest", "conversations", "events", "labels", "usage"}
 _EVENT_COLUMNS = (
     "seq, kind, name, round, turn, agent, role, channel, text, value, status, model, "
     "prompt_tokens, completion_tokens, latency_s, cached, meta"
+)
+# Usage figures the run page shows per model.
+_USAGE_SHOWN = (
+    "calls",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "retries",
+    "reasks",
+    "failures",
+    "parse_failures",
+    "cost",
 )
 _SECRET_KEYS = ("api_key", "key", "token", "password", "secret", "authorization")
 
@@ -187,32 +199,11 @@ class RunReader:
             "SELECT status, COUNT(*) FROM conversations GROUP BY status"
         ):
             counts[str(status)] = int(n)
-        usage = []
-        for row in self._db.execute(
-            "SELECT model, SUM(calls), SUM(cache_hits), SUM(prompt_tokens), "
-            "SUM(completion_tokens), SUM(retries), SUM(reasks), SUM(failures), "
-            "SUM(parse_failures), SUM(cost) FROM usage GROUP BY model ORDER BY model"
-        ):
-            usage.append(
-                dict(
-                    zip(
-                        (
-                            "model",
-                            "calls",
-                            "cache_hits",
-                            "prompt_tokens",
-                            "completion_tokens",
-                            "retries",
-                            "reasks",
-                            "failures",
-                            "parse_failures",
-                            "cost",
-                        ),
-                        tuple(row),
-                        strict=True,
-                    )
-                )
-            )
+        meter = usage_by_model(self._db)
+        usage = [
+            {"model": model, **{key: getattr(meter.by_model[model], key) for key in _USAGE_SHOWN}}
+            for model in sorted(meter.by_model)
+        ]
         resolved = manifest.get("config_resolved")
         endpoints = resolved.get("endpoints", []) if isinstance(resolved, dict) else []
         view = view_for(self.paradigm)
