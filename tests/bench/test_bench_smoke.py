@@ -114,3 +114,14 @@ def test_ray_executor_quick() -> None:
     for name in ("asyncio_efficiency", "ray_efficiency"):
         assert 0 < result[name] <= 1.0
     assert _positive(result["asyncio_driver_cpu_ms"]) and _positive(result["ray_driver_cpu_ms"])
+
+
+def test_scheduling_scale_quick() -> None:
+    module = _load("scheduling")
+    rows = module.run_scale(module.QUICK_SCALE, module.QUICK_SCALE_SIZES, quick=True)
+    assert [r.conversations for r in rows] == list(module.QUICK_SCALE_SIZES)
+    for row in rows:
+        # 2 turns and 4 probes per conversation, each child's calls counted by the server
+        assert row.calls == 6 * row.conversations
+        assert 0 < row.efficiency <= 1.0
+        assert _positive(row.cpu_ms_per_call) and _positive(row.max_rss_mib)
