@@ -4,46 +4,51 @@ Each statistic returns a small frozen result carrying its n and, when it cannot 
 `skipped` reason; docs/statistics.md lists them with their definitions and references.
 """
 
-from backchannel.analysis._agreement_stats import Kappa, cohens_kappa
-from backchannel.analysis._effects import (
-    rank_biserial_independent,
-    rank_biserial_independent_ci,
-    rank_biserial_paired,
-    rank_biserial_paired_ci,
-)
-from backchannel.analysis._intervals import (
-    bca_mean_ci,
-    bootstrap_mean_ci,
-    paired_bootstrap_diff_ci,
-    t_mean_ci,
-    wilson_interval,
-)
-from backchannel.analysis._json import finite_or_none, jsonable
-from backchannel.analysis._multiple import bonferroni, holm
-from backchannel.analysis._regression import (
-    Coefficient,
-    OlsFit,
-    WaldResult,
-    ols_hc3,
-    wald_test,
-)
-from backchannel.analysis._results import Interval, TestResult
-from backchannel.analysis._tables import (
-    CONVERSATION_BASE_COLUMNS,
-    EVENT_COLUMNS,
-    LABEL_COLUMNS,
-    RunTables,
-    decode_json,
-)
-from backchannel.analysis._tests import (
-    ZERO_TOLERANCE,
-    mann_whitney_u,
-    mcnemar_test,
-    paired_differences,
-    sign_test,
-    welch_t_test,
-    wilcoxon_signed_rank,
-)
+from typing import TYPE_CHECKING
+
+from backchannel._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from backchannel.analysis._agreement_stats import Kappa, cohens_kappa
+    from backchannel.analysis._effects import (
+        rank_biserial_independent,
+        rank_biserial_independent_ci,
+        rank_biserial_paired,
+        rank_biserial_paired_ci,
+    )
+    from backchannel.analysis._intervals import (
+        bca_mean_ci,
+        bootstrap_mean_ci,
+        paired_bootstrap_diff_ci,
+        t_mean_ci,
+        wilson_interval,
+    )
+    from backchannel.analysis._json import finite_or_none, jsonable
+    from backchannel.analysis._multiple import bonferroni, holm
+    from backchannel.analysis._regression import (
+        Coefficient,
+        OlsFit,
+        WaldResult,
+        ols_hc3,
+        wald_test,
+    )
+    from backchannel.analysis._results import Interval, TestResult
+    from backchannel.analysis._tables import (
+        CONVERSATION_BASE_COLUMNS,
+        EVENT_COLUMNS,
+        LABEL_COLUMNS,
+        RunTables,
+        decode_json,
+    )
+    from backchannel.analysis._tests import (
+        ZERO_TOLERANCE,
+        mann_whitney_u,
+        mcnemar_test,
+        paired_differences,
+        sign_test,
+        welch_t_test,
+        wilcoxon_signed_rank,
+    )
 
 __all__ = [
     "CONVERSATION_BASE_COLUMNS",
@@ -81,3 +86,44 @@ __all__ = [
     "wilcoxon_signed_rank",
     "wilson_interval",
 ]
+
+if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "._agreement_stats": ("Kappa", "cohens_kappa"),
+            "._effects": (
+                "rank_biserial_independent",
+                "rank_biserial_independent_ci",
+                "rank_biserial_paired",
+                "rank_biserial_paired_ci",
+            ),
+            "._intervals": (
+                "bca_mean_ci",
+                "bootstrap_mean_ci",
+                "paired_bootstrap_diff_ci",
+                "t_mean_ci",
+                "wilson_interval",
+            ),
+            "._json": ("finite_or_none", "jsonable"),
+            "._multiple": ("bonferroni", "holm"),
+            "._regression": ("Coefficient", "OlsFit", "WaldResult", "ols_hc3", "wald_test"),
+            "._results": ("Interval", "TestResult"),
+            "._tables": (
+                "CONVERSATION_BASE_COLUMNS",
+                "EVENT_COLUMNS",
+                "LABEL_COLUMNS",
+                "RunTables",
+                "decode_json",
+            ),
+            "._tests": (
+                "ZERO_TOLERANCE",
+                "mann_whitney_u",
+                "mcnemar_test",
+                "paired_differences",
+                "sign_test",
+                "welch_t_test",
+                "wilcoxon_signed_rank",
+            ),
+        },
+    )

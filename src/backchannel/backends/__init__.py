@@ -6,58 +6,67 @@ Model strings are `provider/model`: `openai/<model>` (any OpenAI-compatible serv
 makes distinct simulated models (`sim#a`, `sim/population#b`).
 """
 
-from backchannel.backends._base import Backend
-from backchannel.backends._cache import (
-    ResponseCache,
-    cache_key,
-    cache_totals,
-    damaged_cache_message,
-)
-from backchannel.backends._caveat import model_caveat
-from backchannel.backends._client import LLMClient, Route
-from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
-from backchannel.backends._errors import FatalBackendError, RequestRejected, TransientBackendError
-from backchannel.backends._limit import PriorityLimiter
-from backchannel.backends._local import SMALL_MODEL_WARNING
-from backchannel.backends._population import (
-    CouncilRules,
-    DyadRules,
-    PeerPressureRules,
-    PopulationParams,
-    PopulationRules,
-    is_simulated,
-)
-from backchannel.backends._profile import ModelSettings
-from backchannel.backends._reasoning import Split, ThinkTags, split_reasoning
-from backchannel.backends._registry import (
-    EndpointSettings,
-    LocalSettings,
-    build_client,
-    check_model,
-    check_reachable,
-    resolve_routes,
-    split_model,
-)
-from backchannel.backends._replicas import current_conversation
-from backchannel.backends._retry import RetryPolicy
-from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
-from backchannel.backends._types import (
-    Completion,
-    GenerationSettings,
-    IntRange,
-    JsonSchema,
-    LabelSet,
-    Message,
-    OutputConstraint,
-    Ranking,
-    RawCompletion,
-    ReasoningEffort,
-    Request,
-    Status,
-    check_extra_body,
-)
-from backchannel.backends._urls import redact_userinfo, url_problem
-from backchannel.backends._usage import Price, Usage, UsageMeter
+from typing import TYPE_CHECKING
+
+from backchannel._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from backchannel.backends._base import Backend
+    from backchannel.backends._cache import (
+        ResponseCache,
+        cache_key,
+        cache_totals,
+        damaged_cache_message,
+    )
+    from backchannel.backends._caveat import model_caveat
+    from backchannel.backends._client import LLMClient, Route
+    from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
+    from backchannel.backends._errors import (
+        FatalBackendError,
+        RequestRejected,
+        TransientBackendError,
+    )
+    from backchannel.backends._limit import PriorityLimiter
+    from backchannel.backends._local import SMALL_MODEL_WARNING
+    from backchannel.backends._population import (
+        CouncilRules,
+        DyadRules,
+        PeerPressureRules,
+        PopulationParams,
+        PopulationRules,
+        is_simulated,
+    )
+    from backchannel.backends._profile import ModelSettings
+    from backchannel.backends._reasoning import Split, ThinkTags, split_reasoning
+    from backchannel.backends._registry import (
+        EndpointSettings,
+        LocalSettings,
+        build_client,
+        check_model,
+        check_reachable,
+        resolve_routes,
+        split_model,
+    )
+    from backchannel.backends._replicas import current_conversation
+    from backchannel.backends._retry import RetryPolicy
+    from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
+    from backchannel.backends._types import (
+        Completion,
+        GenerationSettings,
+        IntRange,
+        JsonSchema,
+        LabelSet,
+        Message,
+        OutputConstraint,
+        Ranking,
+        RawCompletion,
+        ReasoningEffort,
+        Request,
+        Status,
+        check_extra_body,
+    )
+    from backchannel.backends._urls import redact_userinfo, url_problem
+    from backchannel.backends._usage import Price, Usage, UsageMeter
 
 __all__ = [
     "SMALL_MODEL_WARNING",
@@ -117,3 +126,57 @@ __all__ = [
     "unregister_sim",
     "url_problem",
 ]
+
+if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "._base": ("Backend",),
+            "._cache": ("ResponseCache", "cache_key", "cache_totals", "damaged_cache_message"),
+            "._caveat": ("model_caveat",),
+            "._client": ("LLMClient", "Route"),
+            "._constraints": ("ParseResult", "gbnf_grammar", "parse"),
+            "._errors": ("FatalBackendError", "RequestRejected", "TransientBackendError"),
+            "._limit": ("PriorityLimiter",),
+            "._local": ("SMALL_MODEL_WARNING",),
+            "._population": (
+                "CouncilRules",
+                "DyadRules",
+                "PeerPressureRules",
+                "PopulationParams",
+                "PopulationRules",
+                "is_simulated",
+            ),
+            "._profile": ("ModelSettings",),
+            "._reasoning": ("Split", "ThinkTags", "split_reasoning"),
+            "._registry": (
+                "EndpointSettings",
+                "LocalSettings",
+                "build_client",
+                "check_model",
+                "check_reachable",
+                "resolve_routes",
+                "split_model",
+            ),
+            "._replicas": ("current_conversation",),
+            "._retry": ("RetryPolicy",),
+            "._sim": ("register_sim", "scripted_answer", "unregister_sim"),
+            "._types": (
+                "Completion",
+                "GenerationSettings",
+                "IntRange",
+                "JsonSchema",
+                "LabelSet",
+                "Message",
+                "OutputConstraint",
+                "Ranking",
+                "RawCompletion",
+                "ReasoningEffort",
+                "Request",
+                "Status",
+                "check_extra_body",
+            ),
+            "._urls": ("redact_userinfo", "url_problem"),
+            "._usage": ("Price", "Usage", "UsageMeter"),
+        },
+    )

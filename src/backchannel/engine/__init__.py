@@ -1,29 +1,34 @@
 """The engine: agents, rooms, rounds, memory views, private probes, events and the scheduler."""
 
-from backchannel.engine._agent import Agent
-from backchannel.engine._conversation import (
-    ConversationContext,
-    ConversationSpec,
-    Item,
-    Label,
-    Postprocess,
-)
-from backchannel.engine._events import CHANNELS, RECIPIENTS, Channel, Event, EventLog
-from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
-from backchannel.engine._order import OrderPolicy, speaking_order
-from backchannel.engine._room import PROBE_SETTINGS, Room, Shown
-from backchannel.engine._roster import MAX_AGENTS, load_roster, shipped_roster
-from backchannel.engine._scheduler import ConversationOutcome, run_conversation, schedule
-from backchannel.engine._topology import (
-    PLACEMENTS,
-    TOPOLOGIES,
-    TopologySpec,
-    build_graph,
-    distances,
-    graph_meta,
-    hears,
-    place_adversaries,
-)
+from typing import TYPE_CHECKING
+
+from backchannel._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from backchannel.engine._agent import Agent
+    from backchannel.engine._conversation import (
+        ConversationContext,
+        ConversationSpec,
+        Item,
+        Label,
+        Postprocess,
+    )
+    from backchannel.engine._events import CHANNELS, RECIPIENTS, Channel, Event, EventLog
+    from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
+    from backchannel.engine._order import OrderPolicy, speaking_order
+    from backchannel.engine._room import PROBE_SETTINGS, Room, Shown
+    from backchannel.engine._roster import MAX_AGENTS, load_roster, shipped_roster
+    from backchannel.engine._scheduler import ConversationOutcome, run_conversation, schedule
+    from backchannel.engine._topology import (
+        PLACEMENTS,
+        TOPOLOGIES,
+        TopologySpec,
+        build_graph,
+        distances,
+        graph_meta,
+        hears,
+        place_adversaries,
+    )
 
 __all__ = [
     "CHANNELS",
@@ -61,3 +66,34 @@ __all__ = [
     "speaking_order",
     "visible_entries",
 ]
+
+if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "._agent": ("Agent",),
+            "._conversation": (
+                "ConversationContext",
+                "ConversationSpec",
+                "Item",
+                "Label",
+                "Postprocess",
+            ),
+            "._events": ("CHANNELS", "RECIPIENTS", "Channel", "Event", "EventLog"),
+            "._memory": ("MODERATOR", "Entry", "render_view", "visible_entries"),
+            "._order": ("OrderPolicy", "speaking_order"),
+            "._room": ("PROBE_SETTINGS", "Room", "Shown"),
+            "._roster": ("MAX_AGENTS", "load_roster", "shipped_roster"),
+            "._scheduler": ("ConversationOutcome", "run_conversation", "schedule"),
+            "._topology": (
+                "PLACEMENTS",
+                "TOPOLOGIES",
+                "TopologySpec",
+                "build_graph",
+                "distances",
+                "graph_meta",
+                "hears",
+                "place_adversaries",
+            ),
+        },
+    )

@@ -1,10 +1,15 @@
 """Experiment files: schema, loading with clear errors, and design expansion."""
 
-from backchannel.experiment._design import cell_key, cell_settings, expand, expand_cells
-from backchannel.experiment._generation import GenerationConfig, ThinkTagsConfig
-from backchannel.experiment._load import LoadedExperiment, load_experiment, override_models
-from backchannel.experiment._redact import looks_like_key, redact
-from backchannel.experiment._schema import Experiment
+from typing import TYPE_CHECKING
+
+from backchannel._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from backchannel.experiment._design import cell_key, cell_settings, expand, expand_cells
+    from backchannel.experiment._generation import GenerationConfig, ThinkTagsConfig
+    from backchannel.experiment._load import LoadedExperiment, load_experiment, override_models
+    from backchannel.experiment._redact import looks_like_key, redact
+    from backchannel.experiment._schema import Experiment
 
 __all__ = [
     "Experiment",
@@ -20,3 +25,15 @@ __all__ = [
     "override_models",
     "redact",
 ]
+
+if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "._design": ("cell_key", "cell_settings", "expand", "expand_cells"),
+            "._generation": ("GenerationConfig", "ThinkTagsConfig"),
+            "._load": ("LoadedExperiment", "load_experiment", "override_models"),
+            "._redact": ("looks_like_key", "redact"),
+            "._schema": ("Experiment",),
+        },
+    )

@@ -1,7 +1,17 @@
 """Experiment paradigms: discussion, peer pressure, dyad opinion dynamics, policy council."""
 
-from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm, is_model_key
-from backchannel.paradigms._registry import ENTRY_POINT_GROUP, PARADIGMS, get_paradigm, registered
+from typing import TYPE_CHECKING
+
+from backchannel._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm, is_model_key
+    from backchannel.paradigms._registry import (
+        ENTRY_POINT_GROUP,
+        PARADIGMS,
+        get_paradigm,
+        registered,
+    )
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -13,3 +23,12 @@ __all__ = [
     "is_model_key",
     "registered",
 ]
+
+if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            "._base": ("AnalysisOptions", "CallEstimate", "Paradigm", "is_model_key"),
+            "._registry": ("ENTRY_POINT_GROUP", "PARADIGMS", "get_paradigm", "registered"),
+        },
+    )
