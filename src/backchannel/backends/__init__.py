@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         cache_totals,
         damaged_cache_message,
     )
-    from backchannel.backends._caveat import model_caveat
+    from backchannel.backends._caveat import SMALL_MODEL_WARNING, is_simulated, model_caveat
     from backchannel.backends._client import LLMClient, Route
     from backchannel.backends._constraints import ParseResult, gbnf_grammar, parse
     from backchannel.backends._errors import (
@@ -27,14 +27,12 @@ if TYPE_CHECKING:
         TransientBackendError,
     )
     from backchannel.backends._limit import PriorityLimiter
-    from backchannel.backends._local import SMALL_MODEL_WARNING
     from backchannel.backends._population import (
         CouncilRules,
         DyadRules,
         PeerPressureRules,
         PopulationParams,
         PopulationRules,
-        is_simulated,
     )
     from backchannel.backends._profile import ModelSettings
     from backchannel.backends._reasoning import Split, ThinkTags, split_reasoning
@@ -133,19 +131,17 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         {
             "._base": ("Backend",),
             "._cache": ("ResponseCache", "cache_key", "cache_totals", "damaged_cache_message"),
-            "._caveat": ("model_caveat",),
+            "._caveat": ("SMALL_MODEL_WARNING", "is_simulated", "model_caveat"),
             "._client": ("LLMClient", "Route"),
             "._constraints": ("ParseResult", "gbnf_grammar", "parse"),
             "._errors": ("FatalBackendError", "RequestRejected", "TransientBackendError"),
             "._limit": ("PriorityLimiter",),
-            "._local": ("SMALL_MODEL_WARNING",),
             "._population": (
                 "CouncilRules",
                 "DyadRules",
                 "PeerPressureRules",
                 "PopulationParams",
                 "PopulationRules",
-                "is_simulated",
             ),
             "._profile": ("ModelSettings",),
             "._reasoning": ("Split", "ThinkTags", "split_reasoning"),

@@ -1,14 +1,21 @@
-"""What a reader must know about a run's models before reading its numbers."""
+"""What a reader must know about a run's models before reading its numbers (plain strings: read
+by `status` without loading any model client)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from backchannel.backends._local import SMALL_MODEL_WARNING
-from backchannel.backends._population import is_simulated
-
+SMALL_MODEL_WARNING = (
+    "local/smollm2 is SmolLM2-135M-Instruct, a plumbing default that shows the pipeline works; "
+    "it is far too small for findings. Point the experiment at a real model for research."
+)
 TOO_SMALL = frozenset({"local/smollm2"})
 """Models known to be far too small for findings."""
+
+
+def is_simulated(model: str) -> bool:
+    """Whether a model string names a simulated backend (`sim`, `sim#x`, `sim/<name>`)."""
+    return model == "sim" or model.startswith(("sim#", "sim/"))
 
 
 def model_caveat(models: Iterable[str]) -> str | None:

@@ -18,10 +18,6 @@ from backchannel.backends._types import RawCompletion, Request
 from backchannel.errors import BackendUnavailable, ConfigError
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SMALL_MODEL_WARNING = (
-    "local/smollm2 is SmolLM2-135M-Instruct, a plumbing default that shows the pipeline works; "
-    "it is far too small for findings. Point the experiment at a real model for research."
-)
 
 
 def resolve_model_path(name: str) -> Path:

@@ -197,8 +197,3 @@ class PopulationBackend:
 
     async def aclose(self) -> None:
         return None
-
-
-def is_simulated(model: str) -> bool:
-    """Whether a model string names a simulated backend (`sim`, `sim#x`, `sim/<name>`)."""
-    return model == "sim" or model.startswith(("sim#", "sim/"))

@@ -7,9 +7,10 @@ judge labels are counted by the judges' own tables.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 UNUSABLE_THRESHOLD = 0.5
 """A run whose share of unusable answers (empty or unreadable) is above this ends with exit 1.

@@ -11,17 +11,19 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
-
-import pandas as pd
+from typing import IO, TYPE_CHECKING, Any
 
 from backchannel._sqlite import connect_readonly, damage, readable_rows
-from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, RunTables
 from backchannel.backends import Usage, UsageMeter
-from backchannel.engine import ConversationSpec, Event, Label
 from backchannel.errors import RunDirectoryError
 from backchannel.store._quality import QUALITY_SQL, quality_from_row
 from backchannel.store._schema import SCHEMA_VERSION, migrate, newer_schema_message
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from backchannel.analysis import RunTables
+    from backchannel.engine import ConversationSpec, Event, Label
 
 DATABASE_NAME = "run.sqlite"
 CACHE_NAME = "cache.sqlite"
@@ -378,10 +380,20 @@ class RunStore:
     def usage(self) -> UsageMeter:
         return usage_by_model(self._db)
 
+    def conversation_metas(self) -> list[str | None]:
+        """The `meta` JSON of every stored conversation, in run order (the `meta` column of the
+        conversations table, read without building the tables)."""
+        rows = self._db.execute("SELECT meta FROM conversations ORDER BY position").fetchall()
+        return [meta for (meta,) in rows]
+
     # tables -------------------------------------------------------------------------------
     def tables(self) -> RunTables:
         """The tidy tables of everything stored (see docs/data-schema.md); the manifest gains
         `run_state`, saying whether the run is complete."""
+        import pandas as pd
+
+        from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, RunTables
+
         manifest = {**self.manifest(), "run_state": self.run_state()}
         run_id = str(manifest.get("run_id", self.directory.name))
         conversations = pd.read_sql_query(
