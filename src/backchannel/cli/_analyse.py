@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from backchannel._api import compute_metrics, write_report
-from backchannel.analysis import RunTables, jsonable
 from backchannel.cli._common import err, friendly_errors, load_tables, out, paradigm_of
-from backchannel.paradigms import AnalysisOptions
-from backchannel.store import incomplete_summary
+
+if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
 
 # The analysis options (AnalysisOptions) as flags; `metrics` and `report` take the same ones.
 JudgeOption = Annotated[
@@ -41,6 +40,10 @@ def metrics_command(
     threshold: ThresholdOption = None,
 ) -> None:
     """The paradigm's metrics of a run."""
+    from backchannel._api import compute_metrics
+    from backchannel.analysis import jsonable
+    from backchannel.paradigms import AnalysisOptions
+
     run_tables = load_tables(run, tables)
     paradigm = paradigm_of(run_tables)
     options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
@@ -80,6 +83,10 @@ def report_command(
     threshold: ThresholdOption = None,
 ) -> None:
     """Write a self-contained HTML report with figures, and its tables as CSV beside it."""
+    from backchannel._api import write_report
+    from backchannel.paradigms import AnalysisOptions
+    from backchannel.store import incomplete_summary
+
     run_tables = load_tables(run, None)
     options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
     warn_unusable(run_tables)

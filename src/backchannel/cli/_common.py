@@ -13,10 +13,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from backchannel import _signals
-from backchannel.analysis import RunTables
 from backchannel.errors import BackchannelError, ConfigError, RunDirectoryError
 
 if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
     from backchannel.paradigms import Paradigm
 
 err = Console(stderr=True, highlight=False)
@@ -77,6 +77,8 @@ def load_tables(run: Path | None, tables_dir: Path | None) -> RunTables:
 
 def _exported_tables(directory: Path) -> RunTables:
     """Tables of `backchannel export`; a folder holding both formats is ambiguous."""
+    from backchannel.analysis import RunTables
+
     if not directory.is_dir():
         raise RunDirectoryError(
             f"{directory} is not a folder of exported tables; write one with "

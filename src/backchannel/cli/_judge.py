@@ -3,19 +3,19 @@ compare two judges, for every paradigm that declares judge tasks."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import pandas as pd
 import typer
 
 from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
 from backchannel.errors import ConfigError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.judges import JudgeTask, Relabelling
     from backchannel.paradigms import Paradigm
@@ -47,6 +47,8 @@ def _ask_on_run_client(
     ask: Callable[[Any], Awaitable[list[Any]]],
 ) -> list[Any]:
     """`ask(client)` on a client built from the run's config, closed (with its cache) after."""
+    import asyncio
+
     client, cache = _run_client(run, models, concurrency)
 
     async def main() -> list[Any]:

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from backchannel import _signals
-from backchannel.backends import LLMClient, Usage
 from backchannel.cli._common import describe_counts, err, friendly_errors, out, print_errors
-from backchannel.experiment import load_experiment
-from backchannel.store import describe_quality, unusable_message
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from backchannel.backends import LLMClient, Usage
 
 
 def _usage_line(usage: Usage) -> str:
@@ -72,7 +72,19 @@ def run_command(
     ] = "asyncio",
 ) -> None:
     """Run an experiment; running it again on the same directory resumes it."""
+    import asyncio
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     from backchannel import _runner
+    from backchannel.experiment import load_experiment
+    from backchannel.store import describe_quality, unusable_message
 
     _stopping.clear()
     loaded = load_experiment(experiment, model_override=model)

@@ -3,7 +3,6 @@ label its answers with the rule judge, and keep the items it knows."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -55,6 +54,8 @@ def screen_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the sampled answers.")] = 0,
 ) -> None:
     """Ask a model each question several times without context; keep the items it knows."""
+    import asyncio
+
     from pydantic import ValidationError
 
     from backchannel.backends import ResponseCache, build_client, check_model

@@ -36,7 +36,7 @@ def status_command(
     try:
         manifest, counts, usage = store.manifest(), store.counts(), store.usage()
         errors, quality, state = store.errors(), store.answer_quality(), store.run_state()
-        metas = store.tables().conversations["meta"]
+        metas = store.conversation_metas()
     finally:
         store.close()
     from backchannel.backends import model_caveat
@@ -91,7 +91,7 @@ def status_command(
         )
 
 
-def replica_calls(metas: Iterable[str]) -> tuple[dict[str, int], int]:
+def replica_calls(metas: Iterable[str | None]) -> tuple[dict[str, int], int]:
     """Calls per replica summed over conversations' meta, and how many used more than one."""
     totals: dict[str, int] = {}
     moved = 0
