@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import importlib
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backchannel.errors import ConfigError
-from backchannel.paradigms._base import Paradigm
+
+if TYPE_CHECKING:
+    from backchannel.paradigms._base import Paradigm
 
 ENTRY_POINT_GROUP = "backchannel.paradigms"
 
@@ -31,6 +33,8 @@ def registered() -> dict[str, str]:
 
 
 def _load(target: str, label: str) -> type[Paradigm[Any]]:
+    from backchannel.paradigms._base import Paradigm
+
     module_name, _, attribute = target.partition(":")
     try:
         value: Any = importlib.import_module(module_name)
