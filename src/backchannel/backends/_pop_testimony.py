@@ -12,6 +12,7 @@ the rule like everyone's.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -42,14 +43,18 @@ _ACCOUNT = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)
+def _places(containers: tuple[str, ...]) -> re.Pattern[str]:
+    names = "|".join(re.escape(c) for c in sorted(containers, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{names})(?![A-Za-z0-9_])")
+
+
 def end_place(text: str, containers: tuple[str, ...]) -> str | None:
     """The last container `text` names (the place an account says the object ended), else None."""
-    best: tuple[int, str] | None = None
-    for container in containers:
-        for match in re.finditer(rf"(?<![A-Za-z0-9_]){re.escape(container)}(?![A-Za-z0-9_])", text):
-            if best is None or match.start() > best[0]:
-                best = (match.start(), container)
-    return best[1] if best else None
+    if not containers:
+        return None
+    found = _places(containers).findall(text)
+    return found[-1] if found else None
 
 
 @dataclass(frozen=True, slots=True)
