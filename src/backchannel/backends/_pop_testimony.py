@@ -5,7 +5,8 @@ observation counts `observation`; each other role's account counts 1 if the agen
 role (a draw fixed per agent and source, true with probability `trust`), else 0. A vote is the
 container with the largest total, UNKNOWN on a tie or without evidence. Accounts reach an agent
 as testimony it was shown, or second-hand through a statement that passed them on; a statement
-states the agent's vote, its own observation, and every believed account with its citation.
+states the agent's vote, its own observation, and every believed account with its citation
+(`[T:Name]`, or `[S:Carrier@R1]` once per carrier statement).
 The key role of C1 keeps to the message it sent in every statement; its private votes follow
 the rule like everyone's.
 """
