@@ -3,6 +3,8 @@ the deceptive key's lie, and citations the paradigm's markup parser reads as int
 
 from __future__ import annotations
 
+import json
+
 from backchannel.backends import LabelSet, Message, PopulationParams, Request
 from backchannel.backends._population import population_answer
 from backchannel.paradigms.testimony._citations import context_for, parse_markup
@@ -188,3 +190,46 @@ def test_an_observer_votes_from_the_public_record_only() -> None:
 def test_other_prompts_are_left_to_the_other_rules() -> None:
     request = Request("sim/population", (Message("user", "Say something."),))
     assert population_answer(request, PopulationParams()).startswith("Sim reply")
+
+
+def test_the_claims_extractor_reads_the_marks_as_the_markup_parser_does() -> None:
+    from importlib import resources
+
+    prompts = resources.files("backchannel.paradigms.testimony.prompts")
+    text = (
+        "I think the ball is in the green_bag. Bo's account [T:Bo] puts the ball in the "
+        "green_bag. Dee's account, as Ann passed it on [S:Ann@R1], puts the ball in the "
+        "white_tub. Zed's account [T:Zed] is odd."
+    )
+    system = (prompts / "extract_system.txt").read_text().strip().format(object="ball")
+    user = (
+        (prompts / "extract_user.txt")
+        .read_text()
+        .strip()
+        .format(
+            roles="Ann, Bo, Cy, Dee, Eve",
+            containers=", ".join(CONTAINERS),
+            rounds="R1",
+            speaker="Eve",
+            phase="R2",
+            text=text,
+        )
+    )
+    request = Request("sim/population", (Message("system", system), Message("user", user)))
+    answer = json.loads(population_answer(request, PopulationParams()))
+    assert answer == {
+        "claims": [
+            {
+                "source_kind": "testimony",
+                "source_role": "Bo",
+                "source_round": "none",
+                "supports": "green_bag",
+            },
+            {
+                "source_kind": "statement",
+                "source_role": "Ann",
+                "source_round": "R1",
+                "supports": "white_tub",
+            },
+        ]
+    }  # Zed is no one in the story: the schema cannot name him

@@ -14,6 +14,7 @@ the rule like everyone's.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -177,9 +178,40 @@ class Witness:
         return " ".join(parts)
 
 
+_EXTRACT = "You read one public statement from a group discussion about where a"
+_EXTRACT_LISTS = re.compile(r"People: (.*?)\. Containers: (.*?)\. Earlier rounds: (.*?)\.\n")
+_EXTRACT_TEXT = re.compile(r"\nStatement by \S+ in round \S+:\n(.*)$", re.DOTALL)
+_MARK = re.compile(rf"\[T:{_NAME}\]|\[S:{_NAME}@({_ROUND})\]")
+
+
+def extraction(user: str) -> str:
+    """The claims extractor's answer: one claim per citation mark of the statement, supporting
+    the last container of its sentence, as the markup parser reads it (marks naming a person or
+    round the prompt does not list are left out: the answer's schema cannot hold them)."""
+    lists, found = _EXTRACT_LISTS.search(user), _EXTRACT_TEXT.search(user)
+    if lists is None or found is None:
+        return json.dumps({"claims": []})
+    roles, rounds = set(lists.group(1).split(", ")), set(lists.group(3).split(", "))
+    containers = tuple(c for c in lists.group(2).split(", ") if c)
+    claims = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", found.group(1)):
+        supports = end_place(sentence, containers) or "none"
+        for mark in _MARK.finditer(sentence):
+            testimony, source, phase = mark.group(1), mark.group(2), mark.group(3)
+            if testimony is not None and testimony in roles:
+                claims.append(("testimony", testimony, "none", supports))
+            elif source is not None and source in roles and phase in rounds:
+                claims.append(("statement", source, phase, supports))
+    keys = ("source_kind", "source_role", "source_round", "supports")
+    return json.dumps({"claims": [dict(zip(keys, c, strict=True)) for c in claims]})
+
+
 def testimony_answer(request: Request, rules: PopulationRules) -> str | None:
-    """The population's answer to a testimony vote or statement, or None for any other prompt."""
+    """The population's answer to a testimony vote, statement or claims extraction, or None for
+    any other prompt."""
     system, user = system_text(request), user_text(request)
+    if system.startswith(_EXTRACT):
+        return extraction(user)
     if not (_ROLE.match(system) or _OBSERVER.match(system)):
         return None
     witness = Witness(request, rules.testimony)
