@@ -112,6 +112,27 @@ class CouncilRules(BaseModel):
     )
 
 
+class TestimonyRules(BaseModel):
+    """Testimony: votes by a weighted count of the end places the accounts an agent holds claim."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    observation: float = Field(
+        1.5,
+        ge=0,
+        le=10,
+        description="Weight of the agent's own first-hand end place (each believed account of "
+        "another role counts 1).",
+    )
+    trust: float = Field(
+        0.8,
+        ge=0,
+        le=1,
+        description="Chance an agent believes another role's account, fixed per (agent, source): "
+        "a believed account counts towards its vote and is cited; a doubted one is ignored.",
+    )
+
+
 class PopulationRules(BaseModel):
     """One simulated model's rules for every paradigm."""
 
@@ -120,6 +141,7 @@ class PopulationRules(BaseModel):
     peer_pressure: PeerPressureRules = Field(default_factory=PeerPressureRules)
     dyad: DyadRules = Field(default_factory=DyadRules)
     council: CouncilRules = Field(default_factory=CouncilRules)
+    testimony: TestimonyRules = Field(default_factory=TestimonyRules)
 
 
 class PopulationParams(PopulationRules):
@@ -163,8 +185,9 @@ def _rules() -> tuple[Rule, ...]:
     from backchannel.backends._pop_council import council_answer
     from backchannel.backends._pop_dyad import dyad_answer
     from backchannel.backends._pop_peer import peer_pressure_answer
+    from backchannel.backends._pop_testimony import testimony_answer
 
-    return (peer_pressure_answer, dyad_answer, council_answer)
+    return (peer_pressure_answer, dyad_answer, council_answer, testimony_answer)
 
 
 def population_answer(request: Request, params: PopulationParams) -> str:

@@ -1,0 +1,223 @@
+"""The simulated population in the testimony paradigm: votes by weighted end claims, cited.
+
+Every account an agent holds claims an end place: the last container it names. The agent's own
+observation counts `observation`; each other role's account counts 1 if the agent believes that
+role (a draw fixed per agent and source, true with probability `trust`), else 0. A vote is the
+container with the largest total, UNKNOWN on a tie or without evidence. Accounts reach an agent
+as testimony it was shown, or second-hand through a statement that passed them on; a statement
+states the agent's vote, its own observation, and every believed account with its citation
+(`[T:Name]`, or `[S:Carrier@R1]` once per carrier statement).
+The key role of C1 keeps to the message it sent in every statement; its private votes follow
+the rule like everyone's.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from backchannel.backends._pop_draw import system_text, transcript, uniform, user_text
+from backchannel.backends._types import LabelSet, Request
+
+if TYPE_CHECKING:
+    from backchannel.backends._population import PopulationRules, TestimonyRules
+
+UNKNOWN = "UNKNOWN"
+_ROLE = re.compile(r"^You are (\S+), one of the people in the story\. What you saw yourself:\n")
+_OBSERVER = re.compile(r"^You are (\S+), an observer\.")
+_OWN = re.compile(r"What you saw yourself:\n(.*?)\nYou know nothing else first-hand\.", re.DOTALL)
+_SENT = re.compile(r'Instead of your true account you sent this message: "(.*?)" Keep to')
+_OBJECT = re.compile(r"took part in a story about an? (\S+?)\.")
+_CONTAINERS = re.compile(r"can be in one of these containers: (.+?)\. The group's task")
+_VOTE = "Privately (nobody else will see this answer): where is the"
+_STATEMENT = "Write one public statement to the group."
+_TESTIMONY = re.compile(r"^\((?:message to everyone|private message to \S+)\) (.*)$", re.DOTALL)
+_SAID = re.compile(r"^\(([RO][1-9][0-9]*) statement\) (.*)$", re.DOTALL)
+_NAME = r"([A-Za-z][A-Za-z0-9_-]*)"
+_FIRST_HAND = re.compile(r"I saw it myself: when I left, the \S+ was in the (\S+)\.")
+_ROUND = r"[RO][1-9][0-9]*"
+_ACCOUNT = re.compile(
+    rf"{_NAME}'s account(?: \[T:{_NAME}\]|, as {_NAME} passed it on(?: \[S:{_NAME}@{_ROUND}\])?,)"
+    r" puts the \S+ in the (?P<place>\S+)\."
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _places(containers: tuple[str, ...]) -> re.Pattern[str]:
+    names = "|".join(re.escape(c) for c in sorted(containers, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{names})(?![A-Za-z0-9_])")
+
+
+def end_place(text: str, containers: tuple[str, ...]) -> str | None:
+    """The last container `text` names (the place an account says the object ended), else None."""
+    if not containers:
+        return None
+    found = _places(containers).findall(text)
+    return found[-1] if found else None
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """One other role's account as an agent holds it: its end place and how it came."""
+
+    source: str
+    place: str
+    carrier: str | None = None  # who passed it on in a statement (None: shown as testimony)
+    round: str | None = None  # the round of that statement
+
+    def citation(self, target: str, cite: bool = True) -> str:
+        """The sentence passing this account on; `cite=False` leaves out the mark of a carrier
+        statement that an earlier sentence already cites (a source is cited once)."""
+        if self.carrier is None:
+            return (
+                f"{self.source}'s account [T:{self.source}] puts the {target} in the {self.place}."
+            )
+        mark = f" [S:{self.carrier}@{self.round}]" if cite else ""
+        return (
+            f"{self.source}'s account, as {self.carrier} passed it on{mark}, puts the {target} "
+            f"in the {self.place}."
+        )
+
+
+class Witness:
+    """One agent's evidence, rebuilt from what the request shows."""
+
+    def __init__(self, request: Request, rules: TestimonyRules) -> None:
+        system, user = system_text(request), user_text(request)
+        role, observer = _ROLE.match(system), _OBSERVER.match(system)
+        found = role or observer
+        self.name = found.group(1) if found else ""
+        self.rules = rules
+        containers = _CONTAINERS.search(user)
+        self.containers = (
+            tuple(c.strip() for c in containers.group(1).split(",")) if containers else ()
+        )
+        target = _OBJECT.search(user)
+        self.target = target.group(1) if target else "object"
+        own = _OWN.search(system) if role else None
+        self.own = end_place(own.group(1), self.containers) if own else None
+        sent = _SENT.search(system)
+        self.lie = end_place(sent.group(1), self.containers) if sent else None
+        self._key = (request.model, system, request.replicate)
+        self.accounts: dict[str, Account] = {}
+        for speaker, text in transcript(user):
+            if speaker == "You" or speaker == self.name:
+                continue
+            shown = _TESTIMONY.match(text)
+            if shown:
+                place = end_place(shown.group(1), self.containers)
+                if place is not None:
+                    self._hold(Account(speaker, place))
+                continue
+            said = _SAID.match(text)
+            if said:
+                self._passed_on(speaker, said.group(1), said.group(2))
+
+    def believes(self, source: str) -> bool:
+        """Whether this agent believes `source`'s account: fixed per (agent, source)."""
+        return uniform(*self._key, "trust", source) < self.rules.trust
+
+    def _hold(self, account: Account) -> None:
+        known = self.accounts.get(account.source)
+        # Testimony shown first-hand beats a report of it; else the first report is kept.
+        if known is None or (known.carrier is not None and account.carrier is None):
+            self.accounts[account.source] = account
+
+    def _passed_on(self, speaker: str, phase: str, text: str) -> None:
+        """The accounts a statement passes on: the speaker's own, and every account it cites."""
+        for match in _FIRST_HAND.finditer(text):
+            self._hold(Account(speaker, match.group(1), speaker, phase))
+        for match in _ACCOUNT.finditer(text):
+            self._hold(Account(match.group(1), match.group("place"), speaker, phase))
+
+    def believed(self) -> list[Account]:
+        """The accounts this agent believes, in the order it came to hold them."""
+        return [
+            a for a in self.accounts.values() if a.source != self.name and self.believes(a.source)
+        ]
+
+    def scores(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        if self.own is not None:
+            totals[self.own] = self.rules.observation
+        for account in self.believed():
+            totals[account.place] = totals.get(account.place, 0.0) + 1.0
+        return totals
+
+    def vote(self) -> str:
+        """The container with the largest weight; UNKNOWN on a tie at the top or no evidence."""
+        totals = {c: w for c, w in self.scores().items() if w > 0}
+        if not totals:
+            return UNKNOWN
+        best = max(totals.values())
+        top = [c for c, w in totals.items() if w == best]
+        return top[0] if len(top) == 1 else UNKNOWN
+
+    def statement(self) -> str:
+        if self.lie is not None:  # the deceptive key keeps to the message it sent
+            return (
+                f"I think the {self.target} is in the {self.lie}. I saw it myself: when I left, "
+                f"the {self.target} was in the {self.lie}."
+            )
+        vote = self.vote()
+        parts = [
+            f"I think the {self.target} is in the {vote}."
+            if vote != UNKNOWN
+            else f"The evidence I hold does not settle where the {self.target} is."
+        ]
+        if self.own is not None:
+            parts.append(f"I saw it myself: when I left, the {self.target} was in the {self.own}.")
+        cited: set[tuple[str | None, str | None]] = set()
+        for account in self.believed():
+            key = (account.carrier, account.round)
+            parts.append(account.citation(self.target, account.carrier is None or key not in cited))
+            cited.add(key)
+        return " ".join(parts)
+
+
+_EXTRACT = "You read one public statement from a group discussion about where a"
+_EXTRACT_LISTS = re.compile(r"People: (.*?)\. Containers: (.*?)\. Earlier rounds: (.*?)\.\n")
+_EXTRACT_TEXT = re.compile(r"\nStatement by \S+ in round \S+:\n(.*)$", re.DOTALL)
+_MARK = re.compile(rf"\[T:{_NAME}\]|\[S:{_NAME}@({_ROUND})\]")
+
+
+def extraction(user: str) -> str:
+    """The claims extractor's answer: one claim per citation mark of the statement, supporting
+    the last container of its sentence, as the markup parser reads it (marks naming a person or
+    round the prompt does not list are left out: the answer's schema cannot hold them)."""
+    lists, found = _EXTRACT_LISTS.search(user), _EXTRACT_TEXT.search(user)
+    if lists is None or found is None:
+        return json.dumps({"claims": []})
+    roles, rounds = set(lists.group(1).split(", ")), set(lists.group(3).split(", "))
+    containers = tuple(c for c in lists.group(2).split(", ") if c)
+    claims = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", found.group(1)):
+        supports = end_place(sentence, containers) or "none"
+        for mark in _MARK.finditer(sentence):
+            testimony, source, phase = mark.group(1), mark.group(2), mark.group(3)
+            if testimony is not None and testimony in roles:
+                claims.append(("testimony", testimony, "none", supports))
+            elif source is not None and source in roles and phase in rounds:
+                claims.append(("statement", source, phase, supports))
+    keys = ("source_kind", "source_role", "source_round", "supports")
+    return json.dumps({"claims": [dict(zip(keys, c, strict=True)) for c in claims]})
+
+
+def testimony_answer(request: Request, rules: PopulationRules) -> str | None:
+    """The population's answer to a testimony vote, statement or claims extraction, or None for
+    any other prompt."""
+    system, user = system_text(request), user_text(request)
+    if system.startswith(_EXTRACT):
+        return extraction(user)
+    if not (_ROLE.match(system) or _OBSERVER.match(system)):
+        return None
+    witness = Witness(request, rules.testimony)
+    if _VOTE in user and isinstance(request.constraint, LabelSet):
+        vote = witness.vote()
+        return vote if vote in request.constraint.labels else UNKNOWN
+    if _STATEMENT in user:
+        return witness.statement()
+    return None
