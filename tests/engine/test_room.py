@@ -282,11 +282,17 @@ def test_events_are_immutable_and_fill_returns_a_new_one() -> None:
     with pytest.raises(TypeError):
         event.meta["x"] = 2  # type: ignore[index]
     completion = Completion(
-        text="hi", value="v", model="sim", status="parse_failure", error="bad", attempts=2
+        text="hi",
+        value="v",
+        model="sim",
+        status="parse_failure",
+        error="bad",
+        attempts=2,
+        retries=1,
     )
     filled = event.fill(completion)
     assert (filled.text, filled.value, filled.status) == ("hi", "v", "parse_failure")
-    assert dict(filled.meta) == {"x": 1, "error": "bad", "attempts": 2}
+    assert dict(filled.meta) == {"x": 1, "error": "bad", "attempts": 2, "retries": 1}
     assert event.text == "" and dict(event.meta) == {"x": 1}
     # A copy made elsewhere (a worker process, a replace) has its own read-only meta.
     again = pickle.loads(pickle.dumps(filled))
@@ -391,9 +397,10 @@ async def test_a_checkpoint_takes_every_probe_option(recorder: Recorder) -> None
         ("rating", "self_rating", 3, "A"),
         ("rating", "self_rating", 3, "B"),
     ]
-    # besides the prompt each call received (stored for readers), meta is what the call gave
+    # besides the prompt and retries of each call (stored for readers), meta is what it gave
     assert all(
-        {**r.meta, "prompt": None} == {"scale": "0-6", "checked": True, "prompt": None}
+        {**r.meta, "prompt": None}
+        == {"scale": "0-6", "checked": True, "prompt": None, "retries": 0}
         for r in ratings
     )
     assert all(r.meta["prompt"][-1][0] == "user" for r in ratings)

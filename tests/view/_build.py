@@ -7,6 +7,7 @@ names and the item carry XSS payloads that would change the page or call 127.0.0
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -296,5 +297,88 @@ def build_testimony_run(directory: Path) -> Path:
                                 text=vote or "no idea", value=vote, status=status,
                                 meta={"checkpoint": label}))  # fmt: skip
     store.commit_conversation(spec, 0, events, UsageMeter(), meta)
+    store.close()
+    return directory
+
+
+# The citation run: C1, key Kim (false testimony), second-key Sol (true root, direct to Ann),
+# members Ann, Ben and a member whose name is an XSS payload. Statement claims are written by
+# hand as the markup judge stores them, so the right graph is known (see test_citation_graph.py).
+GRAPH_AGENT = f"<svg onload=\"document.title='pwned';fetch('{CANARY}-graph')\">"
+GRAPH_ROLES = {"Ann": "member", "Ben": "member", GRAPH_AGENT: "member", "Kim": "key",
+               "Sol": "second_key"}  # fmt: skip
+
+
+def _claims(*claims: tuple[str, str, str | None, str | None], invalid: tuple = ()) -> str:
+    from backchannel.paradigms.testimony import Claim, Extraction, Invalid
+
+    return Extraction(
+        tuple(Claim(k, s, r, sup) for k, s, r, sup in claims),  # type: ignore[arg-type]
+        tuple(Invalid(t, why) for t, why in invalid),
+    ).label()
+
+
+def citation_conversation(
+    item: str = "g1", *, labelled: bool = True
+) -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    """Three testimonies (seq 0-2) and two rounds of statements (seq 3-5 at R1, 6-8 at R2)."""
+    spec = ConversationSpec(
+        f"condition=C1/{item}/0", "testimony", {"condition": "C1"}, "condition=C1", Item(item), 0, 3
+    )
+    x = GRAPH_AGENT
+    events = [
+        Event(0, "message", "testimony", 1, 0, "Kim", "key", "public", text="Kim: it is in the jar",
+              meta={"kind": "broadcast", "recipients": [], "truthful": False, "supports": "jar"}),
+        Event(1, "message", "testimony", 1, 1, "Sol", "second_key", "direct",
+              text="Sol: it ended in the box",
+              meta={"kind": "direct", "recipients": ["Ann"], "truthful": True, "supports": "box"}),
+        Event(2, "message", "testimony", 1, 2, "Ann", "member", "public", text="Ann: I saw the bag",
+              meta={"kind": "broadcast", "recipients": [], "truthful": True, "supports": None}),
+        Event(3, "message", "statement", 2, 0, "Ann", "member", "public",
+              text="It went to the box [T:Sol]."),
+        Event(4, "message", "statement", 2, 1, "Ben", "member", "public",
+              text="The jar [T:Kim], as Ann says [S:Ann@R1]."),
+        Event(5, "message", "statement", 2, 2, x, "member", "public", text=P_SCRIPT),
+        Event(6, "message", "statement", 4, 0, "Ann", "member", "public",
+              text="Ben said jar [S:Ben@R1] but the box [T:Sol]."),
+        Event(7, "message", "statement", 4, 1, "Ben", "member", "public", text="I am not sure."),
+        Event(8, "message", "statement", 4, 2, x, "member", "public",
+              text="Ann [S:Ann@R1] and Zed [S:Zed@R1]."),
+    ]  # fmt: skip
+    # Statements are model calls; the first one needed two transport retries.
+    events = [
+        replace(e, model="sim", meta={"retries": 2 if e.seq == 3 else 0})
+        if e.name == "statement"
+        else e
+        for e in events
+    ]
+    labels = [
+        Label(3, "citations", _claims(("testimony", "Sol", None, "box")), "ok", "", "rule"),
+        Label(4, "citations", _claims(("testimony", "Kim", None, "jar"),
+                                      invalid=(("[S:Ann@R1]", "later_round"),)), "ok", "", "rule"),
+        Label(5, "citations", None, "parse_failure", f"raw {P_IMG}", "rule"),
+        Label(6, "citations", _claims(("statement", "Ben", "R1", "jar"),
+                                      ("testimony", "Sol", None, "box")), "ok", "", "rule"),
+        Label(7, "citations", _claims(), "ok", "", "rule"),
+        Label(8, "citations", _claims(("statement", "Ann", "R1", None),
+                                      ("statement", "Zed", "R1", None)), "ok", "", "rule"),
+        Label(3, "citations_llm", _claims(("testimony", "Kim", None, "jar")), "ok", "", "llm"),
+    ]  # fmt: skip
+    agents = [{"name": n, "role": r, "model": "sim"} for n, r in GRAPH_ROLES.items()]
+    meta = {
+        "agents": agents, "endpoint": "box", "decoy": "jar", "rounds": 2, "condition": "C1",
+        "intervention": "none", "key": "Kim", "second_key": "Sol",
+        "majority": {"participants": 3, "observers": 2, "all": 4},
+        "environment": {"chain": [], "roles": list(GRAPH_ROLES), "endpoint": "box", "decoy": "jar"},
+    }  # fmt: skip
+    return spec, events, labels if labelled else [], meta
+
+
+def citation_run(directory: Path) -> Path:
+    """The citation conversation, and the same conversation with no citation labels."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("testimony", {"condition": ["C1"]}))
+    commit(store, citation_conversation("g1"), 0)
+    commit(store, citation_conversation("g2", labelled=False), 1)
     store.close()
     return directory

@@ -70,7 +70,8 @@ class Event:
         object.__setattr__(self, "meta", MappingProxyType(dict(state["meta"])))
 
     def fill(self, completion: Completion) -> Event:
-        """This event with a model's answer: text, parsed value, status, usage, reasoning."""
+        """This event with a model's answer: text, parsed value, status, usage, reasoning, and
+        in meta the error, re-ask attempts, prompt and transport retries of the call."""
         meta = dict(self.meta)
         if completion.error:
             meta["error"] = completion.error
@@ -78,6 +79,8 @@ class Event:
             meta["attempts"] = completion.attempts
         if completion.prompt:
             meta["prompt"] = [[m.role, m.content] for m in completion.prompt]
+        # Always, 0 included, so a reader tells "no retries" from "not recorded".
+        meta["retries"] = completion.retries
         return replace(
             self,
             text=completion.text,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 from importlib import resources
 
-SCRIPTS = ("core.js", "api.js", "plot.js", "detail.js", "timeline.js")
+SCRIPTS = ("core.js", "api.js", "plot.js", "graph.js", "detail.js", "timeline.js")
 PAGES = ("run.js", "list.js", "conversation.js", "main.js")
 STATIC_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

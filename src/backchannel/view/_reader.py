@@ -386,6 +386,7 @@ class RunReader:
             "primary_judge": self.primary_judge(),
             "conversation": conversation,
             "events": events,
+            "details": view.conversation_details(conversation, events),
         }
 
     def event(self, conversation_id: str, seq: int) -> dict[str, Any] | None:
@@ -412,6 +413,9 @@ class RunReader:
         meta = _decode(event["meta"])
         meta = meta if isinstance(meta, dict) else {}
         prompt = meta.pop("prompt", None)
+        # Transport retries of the call; None where the run did not record them (older runs).
+        retries = meta.pop("retries", None)
+        event["retries"] = retries if isinstance(retries, int) else None
         event["meta"] = meta
         event["has_prompt"] = prompt is not None
         if with_prompt:

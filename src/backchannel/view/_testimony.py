@@ -1,5 +1,6 @@
 """The testimony view: the analysed group's votes at each checkpoint (T0, T1, R1..RK) and the
-outcome there (truth majority, decoy majority or none), by the paradigm's own `outcome_of`.
+outcome there (truth majority, decoy majority or none), by the paradigm's own `outcome_of`;
+and, on the conversation page, the citation graph with its true and false roots.
 
 The analysed group is the story roles other than the key role (second key and members); a vote
 that could not be read counts as failed, never as an answer.
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from backchannel.paradigms.testimony import outcome_of
+from backchannel.view._citation_graph import citation_graphs
 from backchannel.view._views import Column, Events, Labels, ParadigmView, register_view
 
 ANALYSED = ("second_key", "member")
@@ -77,5 +79,8 @@ VIEW = register_view(
             Column("first_truth", "first truth", "first checkpoint with a truth majority"),
         ),
         metrics=testimony_metrics,
+        details=lambda conversation, events: {
+            "citation_graph": citation_graphs(conversation, events)
+        },
     )
 )

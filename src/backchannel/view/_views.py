@@ -17,6 +17,9 @@ Events = list[dict[str, Any]]
 Labels = dict[int, list[dict[str, Any]]]
 """Event seq -> that event's labels (judge, label, status, ...)."""
 RowMetrics = Callable[[dict[str, Any], Events, Labels, "str | None"], dict[str, Any]]
+Details = Callable[[dict[str, Any], Events], dict[str, Any]]
+"""(conversation with its meta and status, events with meta, text and labels) -> extra parts of
+the conversation page, by name."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ class ParadigmView:
     metrics: RowMetrics | None = None
     needs_done: bool = field(default=True)
     """Metrics of an incomplete or failed conversation are left empty (and say why)."""
+    details: Details | None = None
+    """What only the conversation page shows (a graph, say), computed when one is opened."""
 
     def row_metrics(
         self,
@@ -55,6 +60,9 @@ class ParadigmView:
         if self.needs_done and status != "done":
             return {"_note": f"conversation {status}: no metrics"}
         return self.metrics(meta, events, labels, judge)
+
+    def conversation_details(self, conversation: dict[str, Any], events: Events) -> dict[str, Any]:
+        return {} if self.details is None else self.details(conversation, events)
 
 
 _VIEWS: dict[str, ParadigmView] = {}

@@ -29,6 +29,7 @@ from backchannel.paradigms.testimony._metrics import (
     outcome_of,
     testimony_metrics,
 )
+from backchannel.paradigms.testimony._phases import label_of
 from backchannel.paradigms.testimony._protocol import Testimony
 from backchannel.paradigms.testimony._rule import Rejected, assign_slots, build_environment
 from backchannel.paradigms.testimony._settings import TestimonySettings
@@ -66,6 +67,7 @@ __all__ = [
     "extract_chain",
     "extraction_counts",
     "generate",
+    "label_of",
     "lineage_metrics",
     "load_environments",
     "load_hitom",

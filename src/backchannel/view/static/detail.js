@@ -9,6 +9,14 @@
     return [el("dt", {}, name), el("dd", {}, value === null || value === undefined ? "–" : value)];
   }
 
+  // Transport retries of the call (rate limits, server errors, dropped connections); runs
+  // written before they were recorded per event say so rather than showing 0.
+  function retriesText(event) {
+    if (!event.model) return null;
+    if (event.retries === null || event.retries === undefined) return "not recorded (an older run: see the run page's per-model count)";
+    return String(event.retries);
+  }
+
   BC.showEvent = async function (run, conversationId, seq) {
     const panel = document.getElementById("detail");
     BC.clear(panel);
@@ -38,6 +46,7 @@
       field("tokens", BC.num(event.prompt_tokens) + " prompt, " + BC.num(event.completion_tokens) + " completion"),
       field("latency", BC.num(event.latency_s, 3) + " s"),
       field("re-asks", String(attempts - 1)),
+      field("retries", retriesText(event)),
       field("cache hit", event.cached ? "yes" : "no"),
       meta.error ? field("error", meta.error) : null));
     panel.appendChild(el("h3", {}, "Prompt (as the model received it)"));

@@ -10,7 +10,8 @@
     if (!agent || event.agent === agent) return true;
     const meta = event.meta || {};
     const to = meta.recipients || meta.audience;
-    if (event.channel === "direct" || (event.channel === "public" && Array.isArray(to))) {
+    // A public event with an empty list of recipients (a broadcast testimony) is for everyone.
+    if (event.channel === "direct" || (event.channel === "public" && Array.isArray(to) && to.length)) {
       return Array.isArray(to) && to.includes(agent);
     }
     return event.channel === "public";
