@@ -18,6 +18,7 @@ import pytest
 from ._build import (
     ADVERSARY,
     CANARY,
+    GRAPH_AGENT,
     ITEM,
     P_LINK,
     P_NUL,
@@ -25,6 +26,7 @@ from ._build import (
     P_SCRIPT,
     answer_text,
     build_testimony_run,
+    citation_run,
     discussion_run,
     peer_pressure_run,
     prompt_text,
@@ -286,3 +288,87 @@ def test_the_testimony_view_shows_chain_windows_votes_and_direct_messages(
     assert page.locator('table.votes tr[data-agent="Ann"] button.event').count() == 0
     open_page(page, base + "&agent=Ann")
     assert page.locator("table.messages tbody tr").count() == 1
+
+
+def serve(run: Path) -> tuple[subprocess.Popen[str], str]:
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--port", "0"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    assert process.stdout is not None
+    found = re.search(r"http://127\.0\.0\.1:\d+/", process.stdout.readline())
+    assert found
+    return process, found.group(0)
+
+
+def graph_node(page: Any, seq: int) -> Any:
+    return page.locator(f'svg.graph g.gnode[data-seq="{seq}"]')
+
+
+def test_the_citation_graph_marks_its_roots_and_a_node_opens_its_event(
+    page: Any, tmp_path: Path
+) -> None:
+    process, base = serve(citation_run(tmp_path / "citations"))
+    try:
+        url = base + "#/conv/0?id=" + quote("condition=C1/g1/0", safe="")
+        open_page(page, url)
+        assert page.locator("svg.graph g.gnode").count() == 9
+        assert page.locator("svg.graph path.edge").count() == 5
+        true_root, false_root = graph_node(page, 1), graph_node(page, 0)
+        assert "root-true" in (true_root.get_attribute("class") or "")
+        assert true_root.locator("text.line3").text_content() == "TRUE ROOT"  # not colour alone
+        assert "root-false" in (false_root.get_attribute("class") or "")
+        assert false_root.locator("text.line3").text_content() == "FALSE ROOT"
+        assert "other testimony" in graph_node(page, 2).text_content()
+        assert "holds true + false roots" in graph_node(page, 6).text_content()
+        failed = graph_node(page, 5)
+        assert failed.locator("text.line2").text_content() == "extraction failed"
+        assert failed.locator("text.line3").text_content() == "parse_failure"
+        # the payload name is shown as text (cut to fit the node; whole in its title)
+        assert graph_node(page, 5).locator("title").text_content().startswith(GRAPH_AGENT)
+        assert graph_node(page, 5).locator("text.line0").text_content() == GRAPH_AGENT[:20] + "…"
+        unresolved = page.locator("table.unresolved tbody tr")
+        assert unresolved.count() == 2 and "later_round" in unresolved.nth(0).inner_text()
+        assert "source_not_in_conversation" in unresolved.nth(1).inner_text()
+        graph_node(page, 3).click()
+        page.wait_for_selector("#detail h2")
+        detail = page.locator("#detail")
+        assert detail.locator("h2").inner_text() == "Ann · message/statement"
+        facts = detail.locator("dl.facts").inner_text()
+        assert re.search(r"retries\s+2", facts), facts
+        page.locator("#detail .close").click()
+        graph_node(page, 5).focus()
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#detail h2")
+        assert "message/statement" in page.locator("#detail h2").inner_text()
+        page.select_option("select.citation-judge", "citations_llm")
+        assert page.locator("svg.graph path.edge").count() == 1
+        assert_inert(page)
+
+        open_page(page, url + "&agent=Ben")  # Sol's testimony went to Ann only
+        assert graph_node(page, 1).count() == 0 and graph_node(page, 0).count() == 1
+        assert page.locator("svg.graph path.edge").count() == 3
+        assert "left out" in page.locator("p.graph-filter-note").inner_text()
+
+        open_page(page, base + "#/conv/0?id=" + quote("condition=C1/g2/0", safe=""))
+        assert page.locator("svg.graph").count() == 0
+        assert "no citation judge labelled it" in page.locator("p.no-citations").inner_text()
+        assert_inert(page)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_the_citation_graph_in_the_static_copy(page: Any, tmp_path: Path) -> None:
+    run = citation_run(tmp_path / "citations")
+    copy = tmp_path / "copy"
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--static"]
+    subprocess.run([*command, str(copy)], check=True, capture_output=True, timeout=120)
+    url = (copy / "index.html").resolve().as_uri() + "#/conv/0?id="
+    open_page(page, url + quote("condition=C1/g1/0", safe=""))
+    assert page.locator("svg.graph g.gnode").count() == 9
+    assert "TRUE ROOT" in graph_node(page, 1).text_content()
+    graph_node(page, 4).click()
+    page.wait_for_selector("#detail h2")
+    assert page.locator("#detail h2").inner_text() == "Ben · message/statement"
+    assert all(u.startswith("file://") for u in page.requests), page.requests
+    assert_inert(page)

@@ -7,8 +7,8 @@ Worked out by hand from the stored claims (judge `citations`):
 - roots held: 3 true; 4 false; 6 both (false through Ben's R1 statement); 8 true (through
   Ann's R1); 7 none (no claims); 5 none (its extraction failed);
 - unresolved: 4's `[S:Ann@R1]` (later_round) and 8's `[S:Zed@R1]` (Zed never spoke);
-- layout: columns T1, R1, R2 at x = 100, 336, 572; three nodes each in agent order (Ann, Ben,
-  the payload member; testimonies Ann, Kim, Sol) at y = 45, 119, 193; 672 x 238 pixels.
+- layout: columns T1, R1, R2 at x = 106, 346, 586; three nodes each in agent order (Ann, Ben,
+  the payload member; testimonies Ann, Kim, Sol) at y = 52, 138, 224; 692 x 276 pixels.
 """
 
 from __future__ import annotations
@@ -88,17 +88,17 @@ async def test_citations_that_do_not_resolve_and_failed_extractions_are_shown(
 async def test_the_layout_is_by_round_in_agent_order(client: TestClient) -> None:
     graph = (await graph_of(client, "condition=C1/g1/0"))["graphs"]["citations"]
     assert graph["columns"] == [
-        {"label": "T1", "x": 100.0},
-        {"label": "R1", "x": 336.0},
-        {"label": "R2", "x": 572.0},
+        {"label": "T1", "x": 106.0},
+        {"label": "R1", "x": 346.0},
+        {"label": "R2", "x": 586.0},
     ]
     at = {n["seq"]: (n["x"], n["y"]) for n in graph["nodes"]}
     assert at == {
-        2: (100.0, 45.0), 0: (100.0, 119.0), 1: (100.0, 193.0),
-        3: (336.0, 45.0), 4: (336.0, 119.0), 5: (336.0, 193.0),
-        6: (572.0, 45.0), 7: (572.0, 119.0), 8: (572.0, 193.0),
+        2: (106.0, 52.0), 0: (106.0, 138.0), 1: (106.0, 224.0),
+        3: (346.0, 52.0), 4: (346.0, 138.0), 5: (346.0, 224.0),
+        6: (586.0, 52.0), 7: (586.0, 138.0), 8: (586.0, 224.0),
     }  # fmt: skip
-    assert (graph["width"], graph["height"]) == (672, 238)
+    assert (graph["width"], graph["height"]) == (692, 276)
 
 
 async def test_another_citation_judge_has_its_own_graph(client: TestClient) -> None:

@@ -19,10 +19,10 @@ import pandas as pd
 from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, LABEL_COLUMNS, RunTables
 from backchannel.paradigms.testimony import CITATION_JUDGE, citation_table, label_of
 
-NODE_WIDTH = 168
-NODE_HEIGHT = 58
-COLUMN = 236  # distance between the centres of two rounds' columns
-ROW = 74  # distance between the centres of two nodes of one round
+NODE_WIDTH = 180
+NODE_HEIGHT = 72  # four lines of text
+COLUMN = 240  # distance between the centres of two rounds' columns
+ROW = 86  # distance between the centres of two nodes of one round
 PAD = 16
 TESTIMONY_LAYER = "T1"
 

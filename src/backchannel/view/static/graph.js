@@ -63,7 +63,7 @@
       group.appendChild(svg("title", {}, node.title));
       group.appendChild(svg("rect", { width: w, height: h, rx: 6, ry: 6 }));
       node.lines.forEach(function (line, i) {
-        group.appendChild(svg("text", { x: 8, y: 17 + i * 16, class: "line" + i }, clip(line, 24)));
+        if (line) group.appendChild(svg("text", { x: 8, y: 17 + i * 16, class: "line" + i }, clip(line, i === 0 ? 21 : 27)));
       });
       group.addEventListener("click", () => open(node));
       group.addEventListener("keydown", function (e) {

@@ -28,12 +28,12 @@
         el("td", {}, score ? BC.eventButton(score, ctx, [score.status === "ok" ? BC.num(score.value) : BC.chip(score.status, "status")]) : "–"));
     });
     const m = data.conversation.metrics || {};
-    container.append(
+    BC.append(container, [
       el("section", {}, el("h2", {}, "Debate"), rounds),
       el("section", {}, el("h2", {}, "Rankings and verification"),
         el("p", { class: "note" }, "FCC " + BC.num(m.fcc) + " · Borda winner " + (m.winner || "none (tie or no valid ranking)") + " · mean verification " + BC.num(m.mean_score)),
         el("table", { class: "grid council-rankings" }, el("thead", {}, el("tr", {}, ["evaluator", "round", "ranking", "rationale", "verification"].map((h) => el("th", {}, h)))), el("tbody", {}, rows))),
-      rest.length ? BC.timeline(rest, ctx, "Other events") : null);
+      rest.length ? BC.timeline(rest, ctx, "Other events") : null]);
   }
 
   BC.views.register("council", { render: render });

@@ -39,12 +39,12 @@
       series.push({ name: "Discussant state", points: m.states.discussant.map((v, i) => [i, v]), dashed: true });
       series.push({ name: "Opponent state", points: m.states.opponent.map((v, i) => [i, v]), dashed: true });
     }
-    container.append(
+    BC.append(container, [
       el("section", {}, el("h2", {}, "Ratings and interaction states"),
         el("p", { class: "note" }, "Ratings aligned on the first statement's axis (6 = strongest support); states follow the ACCEPT/REJECT/IGNORE tags."),
         series.length ? BC.plot(series, { ymin: 0, ymax: 6, xlabel: "round", ylabel: "aligned rating", title: "ratings and states" }) : el("p", { class: "note" }, "No ratings to plot.")),
       el("section", {}, el("h2", {}, "Lanes"),
-        el("table", { class: "grid dyad-lanes" }, el("thead", {}, el("tr", {}, el("th", {}, "round"), el("th", {}, "Discussant"), el("th", {}, "Opponent"))), el("tbody", {}, rows))));
+        el("table", { class: "grid dyad-lanes" }, el("thead", {}, el("tr", {}, el("th", {}, "round"), el("th", {}, "Discussant"), el("th", {}, "Opponent"))), el("tbody", {}, rows)))]);
   }
 
   BC.views.register("dyad", { render: render });

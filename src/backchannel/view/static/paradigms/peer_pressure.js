@@ -49,14 +49,14 @@
       body.push(el("tr", {}, el("th", {}, r === 0 ? "before 1" : String(r)), cells));
     }
     const curve = (data.conversation.metrics || {}).curve || [];
-    container.append(
+    BC.append(container, [
       opening ? el("section", { class: "opening" }, el("h2", {}, "Opening"), BC.eventButton(opening, ctx, BC.textBlock(opening.text))) : null,
       el("section", {}, el("h2", {}, "Rounds × agents" + (ctx.judge ? " (labels by " + ctx.judge + ")" : "")),
         el("p", { class: "note" }, "Each cell: the public message of that round (stance) and the private answer after it (belief). Click any part to see its prompt."),
         el("div", { class: "scroll" }, el("table", { class: "grid pp-grid" }, el("thead", {}, head), el("tbody", {}, body)))),
       curve.length ? el("section", {}, el("h2", {}, "Infection curve"),
         BC.plot([{ name: "manipulated share", points: curve }], { ymin: 0, ymax: 1, xlabel: "checkpoint (after round)", ylabel: "share of honest agents privately manipulated", title: "infection curve" })) : null,
-      rest.length ? BC.timeline(rest, ctx, "Other events (re-asks and more)") : null);
+      rest.length ? BC.timeline(rest, ctx, "Other events (re-asks and more)") : null]);
   }
 
   BC.views.register("peer_pressure", { render: render });

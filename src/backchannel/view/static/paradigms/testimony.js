@@ -69,7 +69,7 @@
       const how = node.channel === "direct" ? "direct" : "broadcast";
       return {
         id: node.id, x: node.x, y: node.y, cls: "testimony root-" + (node.root || "other"),
-        lines: [node.agent, "testimony · " + how + (node.supports ? " · " + node.supports : ""),
+        lines: [node.agent, "testimony · " + how, node.supports ? "supports " + node.supports : "supports no container",
           ROOT_TEXT[node.root] || "other testimony"],
         title: node.agent + " (" + node.role + "): testimony, " + how + (node.supports ? ", supports " + node.supports : "") +
           " · " + (node.root ? node.root + " root" : "not a root of the lineage measures"),
@@ -77,14 +77,14 @@
       };
     }
     const failed = node.extraction !== "ok";
-    const second = node.phase + " · " + (failed ? "no claims" : plural(node.claims, "citation")) +
-      (node.unresolved ? " · ⚠ " + node.unresolved + " unresolved" : "");
-    const third = failed ? "extraction " + (node.extraction === "not_labelled" ? "missing" : "failed: " + node.extraction) : carriesText(node);
+    const second = node.phase + " · " + (failed ? "no claims" : plural(node.claims, "citation"));
+    const third = failed ? (node.extraction === "not_labelled" ? "not labelled" : "extraction failed") : carriesText(node);
+    const fourth = failed ? node.extraction : node.unresolved ? "⚠ " + node.unresolved + " unresolved" : "";
     return {
       id: node.id, x: node.x, y: node.y,
       cls: "statement carries-" + carriesKind(node) + (failed ? " extraction-failed" : "") + (node.unresolved ? " has-unresolved" : ""),
-      lines: [node.agent, second, third],
-      title: node.agent + " (" + node.role + ") at " + node.phase + ": " + second + " · " + third,
+      lines: [node.agent, second, third, fourth],
+      title: node.agent + " (" + node.role + ") at " + node.phase + ": " + [second, third, fourth].filter(Boolean).join(" · "),
       data: { seq: String(node.seq), agent: node.agent, kind: "statement", carries: carriesKind(node) },
     };
   }
@@ -107,7 +107,7 @@
       title: "citation graph (" + graph.judge + ")", columns: columns, nodes: kept.map(nodeSpec), edges: edges,
     };
     const hidden = graph.nodes.length - kept.length;
-    box.append(
+    BC.append(box, [
       graph.edges.length ? null : el("p", { class: "note no-citations" }, "No statement of this conversation cites a testimony or an earlier statement (under " + graph.judge + ")."),
       el("div", { class: "scroll" }, BC.graph(spec, ["true", "false", "both", "none", "other"], (node) => ctx.open(Number(node.data.seq)))),
       hidden ? el("p", { class: "note graph-filter-note" }, hidden + " testimony node(s) " + ctx.agent + " did not receive are left out, with their citations.") : null,
@@ -116,25 +116,25 @@
         el("li", {}, el("span", { class: "swatch root-false" }), "FALSE ROOT: the key role's false testimony, in C1 (dashed red)"),
         el("li", {}, el("span", { class: "swatch root-other" }), "other testimony"),
         el("li", {}, "A statement holds a root when its citations reach it through any number of hands; an arrow points to what is cited and is coloured by the root it carries (green true, red false, purple both, grey none). Click a node to see its event."))
-    );
+    ]);
     const unresolved = graph.unresolved.filter((u) => ids.has(u.from));
     if (unresolved.length) {
-      box.append(el("h3", {}, "Citations that could not be resolved"),
+      BC.append(box, [el("h3", {}, "Citations that could not be resolved"),
         el("table", { class: "grid unresolved" },
           el("thead", {}, el("tr", {}, ["statement", "citation", "reason"].map((t) => el("th", {}, t)))),
           el("tbody", {}, unresolved.map((u) => el("tr", { data: { seq: String(u.seq), reason: u.reason } },
             el("td", {}, BC.eventButton(bySeq[u.seq], ctx, u.agent + " · " + u.phase)),
             el("td", {}, BC.textBlock(u.text)),
-            el("td", {}, el("strong", {}, u.reason), " ", REASONS[u.reason] || ""))))));
+            el("td", {}, el("strong", {}, u.reason), " ", REASONS[u.reason] || "")))))]);
     }
     const failed = graph.failed.filter((f) => ids.has("e" + f.seq));
     if (failed.length) {
-      box.append(el("h3", {}, "Statements without extracted claims"),
+      BC.append(box, [el("h3", {}, "Statements without extracted claims"),
         el("table", { class: "grid extraction-failures" },
           el("thead", {}, el("tr", {}, ["statement", "status"].map((t) => el("th", {}, t)))),
           el("tbody", {}, failed.map((f) => el("tr", { data: { seq: String(f.seq), status: f.status } },
             el("td", {}, BC.eventButton(bySeq[f.seq], ctx, f.agent + " · " + f.phase)),
-            el("td", {}, el("strong", {}, f.status), " ", FAILURES[f.status] || ""))))));
+            el("td", {}, el("strong", {}, f.status), " ", FAILURES[f.status] || "")))))]);
     }
   }
 
@@ -146,12 +146,12 @@
     const box = el("div", { class: "graph-box" });
     const judges = found.judges.filter((j) => found.graphs[j]);
     let judge = judges[0];
-    section.append(
+    BC.append(section, [
       el("p", { class: "note" }, "Who cited whom: testimonies on the left, then each round's statements; claims as the citation judge extracted them." +
         (data.conversation.status !== "done" ? " This conversation is " + data.conversation.status + ": the graph shows what it stored." : "")),
       judges.length > 1 ? el("p", {}, el("label", {}, "citation judge ", el("select", { class: "citation-judge", on: { change: (e) => { judge = e.target.value; drawGraph(box, found.graphs[judge], data, ctx); } } },
         judges.map((j) => el("option", { value: j }, j))))) : null,
-      box);
+      box]);
     drawGraph(box, found.graphs[judge], data, ctx);
     return section;
   }
@@ -187,14 +187,14 @@
         el("td", {}, BC.eventButton(e, ctx, BC.textBlock(e.text))));
     });
     const timeline = (data.conversation.metrics || {}).timeline || [];
-    container.append(
+    BC.append(container, [
       chainSection(meta),
       el("section", {}, el("h2", {}, "Private votes"),
         el("p", { class: "note" }, timeline.map((t) => t.checkpoint + ": " + t.outcome + " (" + t.true + " true, " + t.decoy + " decoy of " + t.voters + ")").join(" · ")),
         el("table", { class: "grid votes" }, el("thead", {}, el("tr", {}, el("th", {}, "agent"), checkpoints.map((c) => el("th", {}, c)))), el("tbody", {}, voteRows))),
       el("section", {}, el("h2", {}, "Testimonies and discussion"),
         el("table", { class: "grid messages" }, el("thead", {}, el("tr", {}, ["round", "from", "kind", "text"].map((h) => el("th", {}, h)))), el("tbody", {}, shown))),
-      citationSection(data, ctx));
+      citationSection(data, ctx)]);
   }
 
   BC.views.register("testimony", { render: render });
