@@ -6,8 +6,11 @@ subprocess, and measures in headless Chromium (time until the page has drawn its
 HTTP (the API calls alone). Memory is the server's resident set after the same sequence of
 requests at a small size and again after the run has grown to the full size while served.
 
-    python bench/viewer.py            # 1,000 then 10,000 conversations
-    python bench/viewer.py --quick    # 40 then 200 (seconds; the smoke test runs this)
+A testimony run (5 roles, 3 rounds, every statement citing one to three earlier sources)
+measures opening a conversation whose page draws the citation graph, laid out by the server.
+
+    python bench/viewer.py            # 1,000 then 10,000 conversations; testimony 1,000
+    python bench/viewer.py --quick    # 40 then 200; testimony 40 (the smoke test runs this)
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 from backchannel.backends import UsageMeter
 from backchannel.engine import ConversationSpec, Event, Item, Label
+from backchannel.paradigms.testimony import Claim, Extraction, label_of
 from backchannel.store import RunStore
 
 AGENTS = ("Alice", "Bob", "Carol", "David", "Eve", "Frank")  # Alice is the adversary when k = 1
@@ -121,6 +125,77 @@ def grow(directory: Path, start: int, stop: int) -> None:
     store.close()
 
 
+ROLES = {"Ann": "member", "Ben": "member", "Cy": "member", "Kim": "key", "Sol": "second_key"}
+TESTIMONY_ROUNDS = 3
+
+
+def _testimony(index: int) -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    """One C1 conversation: votes at T0, T1 and after each round, five testimonies, three
+    rounds of five statements, each citing 1-3 testimonies or earlier statements (markup)."""
+    rng = random.Random(index)
+    item = f"s{index:05d}"
+    cid = f"condition=C1;model=openai/model-a/{item}/0"
+    spec = ConversationSpec(
+        cid, "testimony", {"model": "openai/model-a", "condition": "C1"},
+        "condition=C1;model=openai/model-a", Item(item), 0, index,
+    )  # fmt: skip
+    events: list[Event] = []
+    labels: list[Label] = []
+    model = {"model": "openai/model-a", "prompt_tokens": 900, "completion_tokens": 120}
+
+    def votes(number: int) -> None:
+        for agent, role in ROLES.items():
+            vote = rng.choice(("box", "jar", "bag", "UNKNOWN"))
+            events.append(Event(len(events), "probe", "vote", number, None, agent, role, "private",
+                                text=vote, value=vote, meta={"checkpoint": label_of(number),
+                                "retries": 0}, **model))  # fmt: skip
+
+    votes(0)
+    for turn, (agent, role) in enumerate(ROLES.items()):
+        events.append(Event(len(events), "message", "testimony", 1, turn, agent, role, "public",
+                            text=f"{agent}: " + _text(rng, 40),
+                            meta={"kind": "broadcast", "recipients": [], "supports": "box",
+                                  "truthful": agent != "Kim"}))  # fmt: skip
+    votes(1)
+    sources = [("testimony", agent, None) for agent in ROLES]
+    for k in range(1, TESTIMONY_ROUNDS + 1):
+        said = []
+        for turn, (agent, role) in enumerate(ROLES.items()):
+            seq = len(events)
+            events.append(Event(seq, "message", "statement", 2 * k, turn, agent, role, "public",
+                                text=_text(rng, 80), meta={"retries": 0}, **model))  # fmt: skip
+            cited = rng.sample([s for s in sources if s[1] != agent or s[0] == "testimony"],
+                               rng.randint(1, 3))  # fmt: skip
+            claims = tuple(Claim(kind, source, r, rng.choice(("box", "jar", None)))  # type: ignore[arg-type]
+                           for kind, source, r in cited)  # fmt: skip
+            labels.append(Label(seq, "citations", Extraction(claims, ()).label(), "ok", "", "rule"))
+            said.append(("statement", agent, f"R{k}"))
+        sources.extend(said)
+        votes(2 * k)
+    meta = {
+        "agents": [{"name": n, "role": r, "model": "openai/model-a"} for n, r in ROLES.items()],
+        "endpoint": "box", "decoy": "jar", "rounds": TESTIMONY_ROUNDS, "condition": "C1",
+        "intervention": "none", "key": "Kim", "second_key": "Sol",
+        "majority": {"participants": 3, "observers": 2, "all": 4},
+        "environment": {"chain": [], "roles": list(ROLES), "endpoint": "box", "decoy": "jar"},
+    }  # fmt: skip
+    return spec, events, labels, meta
+
+
+def grow_testimony(directory: Path, total: int) -> None:
+    store = RunStore(directory, create=True)
+    store.write_manifest({
+        "run_id": "viewer-bench-testimony", "name": "viewer bench testimony",
+        "paradigm": "testimony", "factors": ["model", "condition"],
+        "config_resolved": {"factors": {"model": ["openai/model-a"], "condition": ["C1"]},
+                            "settings": {}, "endpoints": []},
+    })  # fmt: skip
+    for index in range(total):
+        spec, events, labels, meta = _testimony(index)
+        store.commit_conversation(spec, index, events, UsageMeter(), meta, labels=labels)
+    store.close()
+
+
 class Server:
     """`backchannel view RUN --port 0` in a subprocess; its address and resident memory."""
 
@@ -179,6 +254,37 @@ class Round:
     rss_after_sort_mib: float
     browser_first_page_s: list[float]
     browser_conversation_ms: list[float]
+
+
+@dataclass
+class TestimonyRound:
+    conversations: int
+    edges: float  # mean citation edges per opened conversation
+    conversation_api_ms: list[float]
+    browser_conversation_ms: list[float]
+
+
+def testimony_sweep(server: Server, total: int, opens: int, page: Any) -> TestimonyRound:
+    """Open `opens` testimony conversations over the API (graph computed on each open) and
+    up to 10 in Chromium (until the citation graph is drawn)."""
+    rng = random.Random(total)
+    ids = [f"condition=C1;model=openai/model-a/s{rng.randrange(total):05d}/0" for _ in range(opens)]
+    api_ms, edges = [], []
+    for cid in ids:
+        elapsed, data = timed(server.get, "/api/runs/0/conversation", id=cid)
+        api_ms.append(1000 * elapsed)
+        edges.append(len(data["details"]["citation_graph"]["graphs"]["citations"]["edges"]))
+    browser_ms: list[float] = []
+    if page is not None:
+        page.goto(server.url + "#/run/0")
+        page.wait_for_selector("table.conversations tbody tr")
+        for cid in ids[:10]:
+            page.evaluate("document.body.dataset.ready = ''")
+            start = time.perf_counter()
+            page.evaluate(f"location.hash = '#/conv/0?id=' + encodeURIComponent({json.dumps(cid)})")
+            page.wait_for_selector('body:not([data-ready=""]) svg.graph g.gnode')
+            browser_ms.append(1000 * (time.perf_counter() - start))
+    return TestimonyRound(total, statistics.mean(edges), api_ms, browser_ms)
 
 
 def sweep(server: Server, total: int, opens: int, page: Any) -> Round:
@@ -257,13 +363,22 @@ def main(small: int, large: int, opens: int) -> dict[str, Any]:
             before = sweep(server, small, opens, page)
             build_large, _ = timed(grow, run, small, large)  # the run grows while it is served
             after = sweep(server, large, opens, page)
+            server.close()
+            grow_testimony(Path(folder) / "testimony", small)
+            server = Server(Path(folder) / "testimony")
+            testimony = testimony_sweep(server, small, opens, page)
         finally:
             server.close()
             if browser:
                 browser[1].close()
                 browser[0].stop()
         size_mib = (run / "run.sqlite").stat().st_size / 2**20
-    return {"build_s": build_small + build_large, "size_mib": size_mib, "rounds": [before, after]}
+    return {
+        "build_s": build_small + build_large,
+        "size_mib": size_mib,
+        "rounds": [before, after],
+        "testimony": testimony,
+    }
 
 
 def _median(values: list[float]) -> str:
@@ -295,6 +410,16 @@ def report(result: dict[str, Any]) -> None:
               f"| {r.rss_mib:.1f} | {r.peak_mib:.1f} "
               f"| {r.fpi_sort_api_s[0]:.3f} / {r.fpi_sort_api_s[1]:.3f} "
               f"| {r.rss_after_sort_mib:.1f} |")  # fmt: skip
+    t = result["testimony"]
+    print()
+    print(
+        "| testimony conversations | citation edges per conversation (mean) | conversation "
+        "with its graph, API ms (median / max) | drawn in Chromium ms (median / max of 10) |"
+    )
+    print("|---|---|---|---|")
+    api, drawn = t.conversation_api_ms, t.browser_conversation_ms
+    print(f"| {t.conversations:,} | {t.edges:.1f} | {_median(api)} / {_max(api)} "
+          f"| {_median(drawn)} / {_max(drawn)} |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -25,3 +25,6 @@ def test_viewer_bench_quick_measures_both_sizes() -> None:
     assert len(small.conversation_api_ms) == len(large.conversation_api_ms) == 3
     for value in (small.first_page_api_s, large.search_api_s, large.rss_mib, result["size_mib"]):
         assert math.isfinite(value) and value > 0
+    testimony = result["testimony"]  # conversations opened with their citation graph
+    assert testimony.conversations == 10 and len(testimony.conversation_api_ms) == 3
+    assert testimony.edges > 0
