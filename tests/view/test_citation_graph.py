@@ -127,3 +127,29 @@ async def test_a_testimony_conversation_without_statements_says_so(tmp_path: Pat
         assert found["graphs"] == {} and "no citation judge" in found["note"]
     finally:
         reader.close()
+
+
+def test_a_label_that_is_not_an_extraction_is_an_error_of_that_judge_only(
+    tmp_path: Path,
+) -> None:
+    from backchannel.engine import Label
+    from backchannel.store import RunStore
+
+    from ._build import citation_conversation, commit, manifest
+
+    spec, events, labels, meta = citation_conversation("g3")
+    labels.append(Label(4, "citations_llm", "{not json", "ok", "", "llm"))
+    store = RunStore(tmp_path / "run", create=True)
+    store.write_manifest(manifest("testimony", {"condition": ["C1"]}))
+    commit(store, (spec, events, labels, meta), 0)
+    store.close()
+    reader = RunReader(tmp_path / "run")
+    try:
+        data = reader.conversation("condition=C1/g3/0")
+        assert data is not None
+        graphs = data["details"]["citation_graph"]["graphs"]
+        assert "cannot be read" in graphs["citations_llm"]["error"]
+        assert "--as citations_llm" in graphs["citations_llm"]["error"]
+        assert len(graphs["citations"]["edges"]) == 5  # the other judge's graph is unharmed
+    finally:
+        reader.close()

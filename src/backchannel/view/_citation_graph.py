@@ -59,12 +59,17 @@ def citation_graphs(conversation: dict[str, Any], events: list[dict[str, Any]]) 
     if "endpoint" not in meta:
         found["note"] = "The conversation lacks the environment the citation graph needs."
         return found
-    table = citation_table(_one_conversation(conversation, events))
     for judge in judges:
-        rows = [
-            {str(k): v for k, v in row.items()}
-            for row in table[table["judge"] == judge].to_dict(orient="records")
-        ]
+        try:
+            table = citation_table(_one_conversation(conversation, events, judge))
+        except (ValueError, KeyError, TypeError) as error:  # a label that is not an extraction
+            found["graphs"][judge] = {
+                "judge": judge,
+                "error": f"the stored claims of {judge} cannot be read ({error!r}); re-run "
+                f"`backchannel judge RUN ... --as {judge}` to store them again",
+            }
+            continue
+        rows = [{str(k): v for k, v in row.items()} for row in table.to_dict(orient="records")]
         found["graphs"][judge] = _graph(meta, testimonies, statements, judge, rows)
     return found
 
@@ -73,8 +78,11 @@ def _json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-def _one_conversation(conversation: dict[str, Any], events: list[dict[str, Any]]) -> RunTables:
-    """The conversation as the paradigm's tables, so its own `citation_table` reads it.
+def _one_conversation(
+    conversation: dict[str, Any], events: list[dict[str, Any]], judge: str
+) -> RunTables:
+    """The conversation with the labels of one citation judge as the paradigm's tables, so its
+    own `citation_table` reads it.
 
     A conversation that is not done is passed as done: the viewer shows what it stored so
     far, and says that the conversation is unfinished."""
@@ -91,6 +99,8 @@ def _one_conversation(conversation: dict[str, Any], events: list[dict[str, Any]]
         )
         event_rows.append(row)
         for label in e.get("labels") or []:
+            if label.get("judge") != judge:
+                continue
             label_rows.append(
                 {
                     **dict.fromkeys(LABEL_COLUMNS),

@@ -91,6 +91,7 @@
 
   function drawGraph(box, graph, data, ctx) {
     BC.clear(box);
+    if (graph.error) { box.appendChild(el("p", { class: "error graph-error", role: "alert" }, graph.error)); return; }
     const bySeq = {};
     for (const e of data.events) bySeq[e.seq] = e;
     const kept = graph.nodes.filter((n) => !bySeq[n.seq] || BC.keeps(bySeq[n.seq], ctx.agent));
