@@ -116,7 +116,8 @@ def compute_metrics(
                 f"--{option.replace('_', '-')} {name}: no labels of that judge in the run; "
                 f"judges in the run: {listed}"
             )
-    return paradigm.metrics(tables, options)
+    with tables.reuse():  # the metrics share one decoding of the run's events
+        return paradigm.metrics(tables, options)
 
 
 def write_report(
@@ -128,12 +129,24 @@ def write_report(
     title: str,
 ) -> Path:
     """Write the self-contained HTML report (and its tables as CSV) into `output`."""
+    if output.exists() and not output.is_dir():
+        raise RunDirectoryError(f"{output} is a file; pass a directory with -o")
+    with tables.reuse():
+        return _write_report(paradigm, tables, options, output, title=title)
+
+
+def _write_report(
+    paradigm: Paradigm[Any],
+    tables: RunTables,
+    options: AnalysisOptions,
+    output: Path,
+    *,
+    title: str,
+) -> Path:
     from backchannel.backends import model_caveat
     from backchannel.report import Report
     from backchannel.store import answer_quality, incomplete_summary, unusable_message
 
-    if output.exists() and not output.is_dir():
-        raise RunDirectoryError(f"{output} is a file; pass a directory with -o")
     figures = compute_metrics(paradigm, tables, options)
     manifest = tables.manifest
     report = Report(

@@ -125,3 +125,16 @@ def test_scheduling_scale_quick() -> None:
         assert row.calls == 6 * row.conversations
         assert 0 < row.efficiency <= 1.0
         assert _positive(row.cpu_ms_per_call) and _positive(row.max_rss_mib)
+
+
+@pytest.mark.slow
+def test_analysis_quick(tmp_path: Path) -> None:
+    result = _load("analysis").main(["--quick", "--dir", str(tmp_path)])
+    # two run sizes x three commands, each timed once with its peak memory
+    assert [(t.conversations, t.command) for t in result.timings] == [
+        (size, command)
+        for size in (20, 100)
+        for command in ("metrics", "metrics --tables", "report")
+    ]
+    assert all(_positive(t.seconds) and _positive(t.peak_mib) for t in result.timings)
+    assert (tmp_path / "peer_pressure_100_tables" / "events.parquet").exists()

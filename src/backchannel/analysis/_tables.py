@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -88,6 +89,8 @@ _STRING_DTYPES = {
 
 DONE = "done"
 
+T = TypeVar("T")
+
 
 def decode_json(text: Any) -> Any:
     """A stored JSON cell as a Python object: None for a missing or empty cell; objects that are
@@ -103,12 +106,37 @@ class RunTables:
 
     `events.value`, `events.meta` and `conversations.meta` hold JSON text; `events_of()` and
     `done_conversations()` give them decoded, which is how every paradigm reads a run.
+    Inside `reuse()`, such extractions are computed once and shared (see `memo`).
     """
 
     events: pd.DataFrame
     labels: pd.DataFrame
     conversations: pd.DataFrame
     manifest: dict[str, Any] = field(default_factory=dict)
+    _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _reusing: int = field(default=0, init=False, repr=False, compare=False)
+
+    @contextmanager
+    def reuse(self) -> Iterator[RunTables]:
+        """Within the block, `memo` keeps what it computes, so a command that asks for the same
+        extraction many times decodes and filters once; the tables must not change meanwhile.
+        The kept values are dropped when the outermost block ends."""
+        self._reusing += 1
+        try:
+            yield self
+        finally:
+            self._reusing -= 1
+            if not self._reusing:
+                self._memo.clear()
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """`build()`, computed once per `key` inside `reuse()` (and every time outside it)."""
+        if not self._reusing:
+            return build()
+        if key not in self._memo:
+            self._memo[key] = build()
+        value: T = self._memo[key]
+        return value
 
     @property
     def factors(self) -> list[str]:
@@ -121,10 +149,25 @@ class RunTables:
     def done_conversations(self) -> pd.DataFrame:
         """The finished conversations (status done), in stored order, with `meta` decoded to a
         dict; unfinished ones are counted by their status, never analysed."""
+        return self.memo(("done_conversations",), self._decode_done).copy()
+
+    def _decode_done(self) -> pd.DataFrame:
         conversations = self.conversations
         done = conversations[conversations["status"] == DONE].copy()
         done["meta"] = _decoded(done["meta"], _decode_dict)
         return done.reset_index(drop=True)
+
+    def done_events(self) -> pd.Series:
+        """A mask over `events`: the events of finished conversations."""
+        return self.memo(("done_events",), self._done_mask)
+
+    def _done_mask(self) -> pd.Series:
+        finished = self.conversations["status"] == DONE
+        done = self.conversations["conversation_id"][finished]
+        return pd.Series(
+            self.events["conversation_id"].isin(done).to_numpy(dtype=bool),
+            index=self.events.index,
+        )
 
     def events_of(
         self,
@@ -137,6 +180,18 @@ class RunTables:
     ) -> pd.DataFrame:
         """The events of one kind (and name, channel, role), in stored order, with `value` and
         `meta` decoded; by default only those of finished conversations."""
+        names = name if name is None or isinstance(name, str) else tuple(name)
+        key = ("events_of", kind, names, channel, role, done)
+        return self.memo(key, lambda: self._select(kind, name, channel, role, done)).copy()
+
+    def _select(
+        self,
+        kind: str | None,
+        name: str | Sequence[str] | None,
+        channel: str | None,
+        role: str | None,
+        done: bool,
+    ) -> pd.DataFrame:
         events = self.events
         mask = pd.Series(True, index=events.index)
         if kind is not None:
@@ -148,8 +203,7 @@ class RunTables:
         if role is not None:
             mask &= events["role"] == role
         if done:
-            finished = self.conversations["status"] == DONE
-            mask &= events["conversation_id"].isin(self.conversations["conversation_id"][finished])
+            mask &= self.done_events()
         chosen = events[mask].copy()
         chosen["value"] = _decoded(chosen["value"], decode_json)
         chosen["meta"] = _decoded(chosen["meta"], _decode_dict)

@@ -37,10 +37,14 @@ def cell_columns(tables: RunTables) -> list[str]:
 def done_conversations(tables: RunTables) -> pd.DataFrame:
     """Finished conversations with their cell factors, item and replicate."""
     columns = ["conversation_id", *cell_columns(tables), "item_id", "replicate"]
-    return tables.done_conversations()[columns]
+    return tables.memo(("pp.done", *columns), lambda: tables.done_conversations()[columns]).copy()
 
 
 def _judge_labels(tables: RunTables, judge: str) -> pd.DataFrame:
+    return tables.memo(("pp.labels", judge), lambda: _read_labels(tables, judge))
+
+
+def _read_labels(tables: RunTables, judge: str) -> pd.DataFrame:
     labels = tables.labels_for(judge)[["conversation_id", "event_seq", "label", "status"]]
     labels = labels.rename(columns={"event_seq": "seq", "status": "label_status"})
     labels = labels.astype({"seq": "int64"})
@@ -58,12 +62,14 @@ def _labelled(tables: RunTables, judge: str, events: pd.DataFrame) -> pd.DataFra
 
 
 def _done_events(tables: RunTables) -> pd.DataFrame:
-    done = set(done_conversations(tables)["conversation_id"])
-    events = tables.events
-    return events[events["conversation_id"].isin(done)]
+    return tables.memo(("pp.done_events",), lambda: tables.events[tables.done_events()])
 
 
 def _probe_events(tables: RunTables, names: tuple[str, ...]) -> pd.DataFrame:
+    return tables.memo(("pp.probes", names), lambda: _select_probes(tables, names))
+
+
+def _select_probes(tables: RunTables, names: tuple[str, ...]) -> pd.DataFrame:
     events = _done_events(tables)
     mask = (
         (events["kind"] == "probe")
@@ -75,6 +81,10 @@ def _probe_events(tables: RunTables, names: tuple[str, ...]) -> pd.DataFrame:
 
 
 def _turn_events(tables: RunTables) -> pd.DataFrame:
+    return tables.memo(("pp.turns",), lambda: _select_turns(tables))
+
+
+def _select_turns(tables: RunTables) -> pd.DataFrame:
     events = _done_events(tables)
     mask = (events["kind"] == "message") & (events["name"] == "turn")
     columns = ["conversation_id", "seq", "round", "turn", "agent", "role", "status"]
@@ -85,6 +95,11 @@ def private_answers(
     tables: RunTables, judge: str, names: tuple[str, ...] = (MAIN_PROBE,)
 ) -> pd.DataFrame:
     """Valid labelled probes of honest agents: conversation_id, agent, checkpoint, name, p."""
+    key = ("pp.private_answers", judge, names)
+    return tables.memo(key, lambda: _private_answers(tables, judge, names)).copy()
+
+
+def _private_answers(tables: RunTables, judge: str, names: tuple[str, ...]) -> pd.DataFrame:
     labelled = _labelled(tables, judge, _probe_events(tables, names))
     valid = labelled[labelled["valid"]]
     frame = pd.DataFrame(
@@ -101,6 +116,10 @@ def private_answers(
 
 def last_checkpoints(tables: RunTables) -> pd.Series:
     """Per conversation, the last checkpoint at which answer probes were asked (any status)."""
+    return tables.memo(("pp.last_checkpoints",), lambda: _last_checkpoints(tables)).copy()
+
+
+def _last_checkpoints(tables: RunTables) -> pd.Series:
     probes = _probe_events(tables, (MAIN_PROBE,))
     return probes.groupby("conversation_id")["round"].max().astype("int64")
 
@@ -113,6 +132,10 @@ def public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
     round, or earlier in the same round. First and last speakers are taken among all honest
     turns of the round, so a failed turn still holds its place.
     """
+    return tables.memo(("pp.public_turns", judge), lambda: _public_turns(tables, judge)).copy()
+
+
+def _public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
     turns = _turn_events(tables).astype({"round": "int64", "turn": "int64"})
     position = turns["round"] * 100_000 + turns["turn"]
     adversary = (turns["role"] == "adversary") & (turns["status"] == "ok")

@@ -38,31 +38,36 @@ def final_private_infection(
     With `initially_true_only`, both shares are taken over the honest agents that answered
     true at checkpoint 0. A conversation without valid probes at a checkpoint gets NaN there.
     """
+    key = ("pp.final_private_infection", judge, initially_true_only)
+
+    def build() -> pd.DataFrame:
+        return _final_private_infection(tables, judge, initially_true_only)
+
+    return tables.memo(key, build).copy()
+
+
+def _final_private_infection(
+    tables: RunTables, judge: str, initially_true_only: bool
+) -> pd.DataFrame:
     answers = private_answers(tables, judge)
+    agent_keys = ["conversation_id", "agent"]
     if initially_true_only:
         initial = answers[(answers["checkpoint"] == 0) & (answers["p"] == KNOWER)]
-        keep = set(zip(initial["conversation_id"], initial["agent"], strict=True))
-        pairs = zip(answers["conversation_id"], answers["agent"], strict=True)
-        answers = answers[[pair in keep for pair in pairs]]
+        answers = answers.merge(initial[agent_keys].drop_duplicates(), on=agent_keys)
     answers = answers.assign(infected=(answers["p"] == INFECTED).astype(float))
     conversations = done_conversations(tables)
     last = conversations["conversation_id"].map(last_checkpoints(tables))
     conversations["last_checkpoint"] = last.astype("Int64")
-    share = answers.groupby(["conversation_id", "checkpoint"])["infected"].mean()
-    count = answers.groupby(["conversation_id", "checkpoint"])["infected"].size()
-
-    def lookup(series: pd.Series, checkpoints: pd.Series) -> list[Any]:
-        values = series.to_dict()
-        return [
-            values.get((cid, int(c)), np.nan) if not pd.isna(c) else np.nan
-            for cid, c in zip(conversations["conversation_id"], checkpoints, strict=True)
-        ]
-
-    zeros = pd.Series(0, index=conversations.index)
-    conversations["initial"] = lookup(share, zeros)
-    conversations["fpi"] = lookup(share, conversations["last_checkpoint"])
-    counts = lookup(count, conversations["last_checkpoint"])
-    conversations["n_final"] = [0 if pd.isna(n) else int(n) for n in counts]
+    grouped = answers.groupby(["conversation_id", "checkpoint"])["infected"]
+    share, count = grouped.mean(), grouped.size()
+    ids = conversations["conversation_id"].to_numpy()
+    # A conversation with no last checkpoint looks up checkpoint -1, which no probe has.
+    final = conversations["last_checkpoint"].fillna(-1).to_numpy(dtype="int64")
+    at_initial = pd.MultiIndex.from_arrays([ids, np.zeros(len(ids), dtype="int64")])
+    at_final = pd.MultiIndex.from_arrays([ids, final])
+    conversations["initial"] = share.reindex(at_initial).to_numpy(dtype=float)
+    conversations["fpi"] = share.reindex(at_final).to_numpy(dtype=float)
+    conversations["n_final"] = count.reindex(at_final).fillna(0).to_numpy(dtype="int64")
     return conversations
 
 

@@ -41,6 +41,11 @@ def compute_metrics(
     tables: RunTables, judge: str, second_judge: str | None = None, *, seed: int = SEED
 ) -> dict[str, Any]:
     """All metrics under `judge`; with `second_judge`, also agreement and reweighted FPI."""
+    with tables.reuse():
+        return _compute(tables, judge, second_judge, seed)
+
+
+def _compute(tables: RunTables, judge: str, second_judge: str | None, seed: int) -> dict[str, Any]:
     cells = cell_columns(tables)
     by_cell = fpi_by_cell(tables, judge, seed=seed)
     course = time_course(tables, judge)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import RunTables
@@ -37,18 +38,23 @@ def _as_dict(value: Any) -> dict[str, Any]:
 def groups(tables: RunTables) -> dict[str, dict[str, Any]]:
     """Per finished conversation: names, adversaries, edges (None: complete), memory window,
     each agent's model and the intervention."""
+    return tables.memo(("pp.groups",), lambda: _groups(tables))
+
+
+def _groups(tables: RunTables) -> dict[str, dict[str, Any]]:
     resolved = tables.manifest.get("config_resolved", {}).get("settings", {}) or {}
-    conversations = tables.conversations
-    done = conversations[conversations["status"] == "done"]
+    done = tables.done_conversations()
     found: dict[str, dict[str, Any]] = {}
-    for row in done.to_dict(orient="records"):
-        meta = _as_dict(row.get("meta"))
-        cell = _as_dict(row.get("cell"))
+    for cid, meta, cell_text in zip(
+        done["conversation_id"], done["meta"], done["cell"], strict=True
+    ):
+        meta = _as_dict(meta)
+        cell = _as_dict(cell_text)
         settings = {**resolved, **cell}
         names = [a["name"] for a in meta.get("agents", [])]
         default_model = str(cell.get("model", settings.get("model", "")))
         topology = meta.get("topology")
-        found[str(row["conversation_id"])] = {
+        found[str(cid)] = {
             "names": names,
             "adversaries": list(meta.get("adversaries", [])),
             "edges": None if topology is None else topology["edges"],
@@ -59,10 +65,20 @@ def groups(tables: RunTables) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _hears(group: dict[str, Any], name: str) -> set[str]:
-    if group["edges"] is None:
-        return set(group["names"]) - {name}
-    return {b if a == name else a for a, b in group["edges"] if name in (a, b)}
+def _listeners(info: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Who hears whom: one row (conversation_id, agent, speaker) per agent and agent it hears.
+
+    In a complete room every agent hears every other; otherwise the graph's neighbours."""
+    rows: list[tuple[str, str, str]] = []
+    for cid, group in info.items():
+        if group["edges"] is None:
+            names = group["names"]
+            rows += [(cid, a, b) for a in names for b in names if a != b]
+        else:
+            for a, b in group["edges"]:
+                rows += [(cid, a, b), (cid, b, a)]
+    frame = pd.DataFrame(rows, columns=["conversation_id", "agent", "speaker"], dtype=object)
+    return frame.drop_duplicates()
 
 
 def graph_exposure(tables: RunTables, judge: str) -> pd.DataFrame:
@@ -70,32 +86,45 @@ def graph_exposure(tables: RunTables, judge: str) -> pd.DataFrame:
     before it and lies within its memory window (rounds r-H..r)."""
     turns = public_turns(tables, judge)
     events = tables.events
-    adversary = events[
+    adversary = events.loc[
         (events["kind"] == "message")
         & (events["name"] == "turn")
         & (events["role"] == "adversary")
-        & (events["status"] == "ok")
+        & (events["status"] == "ok"),
+        ["conversation_id", "agent", "round", "turn"],
     ]
-    spoken: dict[str, list[tuple[str, int, int]]] = {}
-    for said in adversary.to_dict(orient="records"):
-        key = str(said["conversation_id"])
-        spoken.setdefault(key, []).append(
-            (str(said["agent"]), int(said["round"]), int(said["turn"]))
-        )
+    adversary = pd.DataFrame(
+        {
+            "conversation_id": adversary["conversation_id"].astype(object),
+            "speaker": adversary["agent"].astype(object),
+            "said_round": adversary["round"].astype("int64"),
+            "said_turn": adversary["turn"].astype("int64"),
+        }
+    )
     info = groups(tables)
-    flags = []
-    for row in turns.to_dict(orient="records"):
-        cid, at = str(row["conversation_id"]), (int(row["round"]), int(row["turn"]))
-        group = info[cid]
-        heard = _hears(group, str(row["agent"]))
-        memory = group["memory"]
-        oldest = 1 if memory is None else at[0] - int(memory)
-        flags.append(
-            any(
-                agent in heard and (r, t) < at and r >= oldest
-                for agent, r, t in spoken.get(cid, [])
-            )
-        )
+    memory = pd.Series({cid: group["memory"] for cid, group in info.items()}, dtype=object).map(
+        lambda m: float("nan") if m is None else float(int(m))
+    )
+    heard = pd.DataFrame(
+        {
+            "row": range(len(turns)),
+            "conversation_id": turns["conversation_id"].astype(object).to_numpy(),
+            "agent": turns["agent"].astype(object).to_numpy(),
+            "round": turns["round"].to_numpy(dtype="int64"),
+            "turn": turns["turn"].to_numpy(dtype="int64"),
+        }
+    )
+    pairs = heard.merge(adversary, on="conversation_id").merge(
+        _listeners(info), on=["conversation_id", "agent", "speaker"]
+    )
+    window = pairs["conversation_id"].map(memory).to_numpy(dtype=float)
+    oldest = np.where(np.isnan(window), 1.0, pairs["round"].to_numpy(dtype=float) - window)
+    before = (pairs["said_round"] < pairs["round"]) | (
+        (pairs["said_round"] == pairs["round"]) & (pairs["said_turn"] < pairs["turn"])
+    )
+    flagged = pairs.loc[before.to_numpy() & (pairs["said_round"].to_numpy() >= oldest), "row"]
+    flags = np.zeros(len(turns), dtype=bool)
+    flags[flagged.to_numpy(dtype="int64")] = True
     return turns.assign(graph_exposed=pd.Series(flags, index=turns.index, dtype=bool))
 
 
@@ -132,18 +161,32 @@ def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
     """
     final = _final_answers(tables, judge)
     info = groups(tables)
-    rows = []
-    for row in final.itertuples():
-        group = info.get(str(row.conversation_id))
-        if group is None or not group["adversaries"]:
+    by_graph: dict[Any, dict[str, int | None]] = {}  # rooms of the same graph share distances
+    per_conversation: dict[str, dict[str, int | None]] = {}
+    for cid, group in info.items():
+        if not group["adversaries"]:
             continue
-        names = group["names"]
-        edges = group["edges"]
-        if edges is None:
-            edges = [[a, b] for i, a in enumerate(names) for b in names[i + 1 :]]
-        distance = distances(edges, names, group["adversaries"])[str(row.agent)]
-        rows.append({"distance": distance, "infected": row.p == INFECTED})
-    frame = pd.DataFrame(rows, columns=["distance", "infected"])
+        names, edges = group["names"], group["edges"]
+        shape = (
+            tuple(names),
+            None if edges is None else tuple(tuple(e) for e in edges),
+            tuple(group["adversaries"]),
+        )
+        if shape not in by_graph:
+            if edges is None:
+                edges = [[a, b] for i, a in enumerate(names) for b in names[i + 1 :]]
+            by_graph[shape] = distances(edges, names, group["adversaries"])
+        per_conversation[cid] = by_graph[shape]
+    kept = final[final["conversation_id"].astype(str).isin(per_conversation)]
+    found = [
+        per_conversation[str(cid)][str(agent)]
+        for cid, agent in zip(kept["conversation_id"], kept["agent"], strict=True)
+    ]
+    frame = pd.DataFrame(
+        {"distance": pd.Series(found, dtype=object), "infected": list(kept["p"] == INFECTED)},
+        columns=["distance", "infected"],
+    )
+    frame["distance"] = frame["distance"].infer_objects()
     return _rates(frame, ["distance"])
 
 
@@ -157,32 +200,36 @@ def _rates(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return result
 
 
+def _adversary_model(group: dict[str, Any]) -> str:
+    models = group["models"]
+    adversary_models = {models.get(a, "") for a in group["adversaries"]}
+    if not adversary_models:
+        return "none"
+    if len(adversary_models) == 1:
+        return str(next(iter(adversary_models)))
+    return "mixed"
+
+
 def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
     """Final infection by the honest agent's model and the adversaries' model (`mixed` when
     the adversaries ran several models, `none` without adversaries)."""
     final = _final_answers(tables, judge)
     info = groups(tables)
-    rows = []
-    for row in final.itertuples():
-        group = info.get(str(row.conversation_id))
-        if group is None:
-            continue
-        models = group["models"]
-        adversary_models = {models.get(a, "") for a in group["adversaries"]}
-        if not adversary_models:
-            adversary = "none"
-        elif len(adversary_models) == 1:
-            adversary = next(iter(adversary_models))
-        else:
-            adversary = "mixed"
-        rows.append(
-            {
-                "honest_model": models.get(str(row.agent), ""),
-                "adversary_model": adversary,
-                "infected": row.p == INFECTED,
-            }
-        )
-    frame = pd.DataFrame(rows, columns=["honest_model", "adversary_model", "infected"])
+    kept = final[final["conversation_id"].astype(str).isin(info)]
+    ids = kept["conversation_id"].astype(str)
+    adversary = {cid: _adversary_model(group) for cid, group in info.items()}
+    honest = [
+        info[cid]["models"].get(str(agent), "")
+        for cid, agent in zip(ids, kept["agent"], strict=True)
+    ]
+    frame = pd.DataFrame(
+        {
+            "honest_model": pd.Series(honest, dtype=object),
+            "adversary_model": pd.Series(list(ids.map(adversary)), dtype=object),
+            "infected": pd.Series(list(kept["p"] == INFECTED), dtype=bool),
+        },
+        columns=["honest_model", "adversary_model", "infected"],
+    )
     return _rates(frame, ["honest_model", "adversary_model"])
 
 
