@@ -156,7 +156,7 @@ def _write_report(
     partial = incomplete_summary(manifest.get("run_state"))
     if partial:
         report.banner(partial)
-    unusable = unusable_message(answer_quality(tables.events))
+    unusable = unusable_message(answer_quality(tables.core_events))
     if unusable:
         report.banner(unusable[0].upper() + unusable[1:] + ".")
     caveat = model_caveat(run_models(tables))
@@ -174,7 +174,8 @@ def _write_report(
 
 def run_models(tables: RunTables) -> set[str]:
     """Every model that answered in a run: its events' and its judge labels' models."""
-    models = set(tables.events["model"].dropna().astype(str)) if len(tables.events) else set()
+    events = tables.core_events
+    models = set(events["model"].dropna().astype(str)) if len(events) else set()
     if len(tables.labels) and "model" in tables.labels:
         labelled = set(tables.labels["model"].dropna().astype(str))
         models |= {m for m in labelled if "/" in m or m.startswith("sim")}  # not "rule"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -159,3 +160,28 @@ def test_interval_as_dict_carries_n_and_reason() -> None:
         "skipped": "one value: no spread to build an interval from",
         "missing": 0,
     }
+
+
+def test_bootstrap_of_a_large_sample_equals_scipy_unbatched() -> None:
+    # 3,000 values: the resamples are drawn in batches, which must not change a single draw.
+    values = np.random.default_rng(3).integers(0, 4, 3_000) / 3
+    second = np.random.default_rng(4).integers(0, 4, 3_000) / 3
+
+    def scipy_ci(data: tuple[np.ndarray, ...], method: str, paired: bool = False) -> Any:
+        statistic = (
+            (lambda a, b, axis=-1: np.mean(a - b, axis=axis))
+            if paired
+            else (lambda a, axis=-1: np.mean(a, axis=axis))
+        )
+        result = stats.bootstrap(
+            data, statistic, n_resamples=10_000, paired=paired, vectorized=True,
+            method=method, rng=np.random.default_rng(0),
+        )  # fmt: skip
+        return result.confidence_interval
+
+    ours = bootstrap_mean_ci(values)
+    assert (ours.low, ours.high) == tuple(scipy_ci((values,), "percentile"))
+    ours = bca_mean_ci(values[:500])
+    assert (ours.low, ours.high) == tuple(scipy_ci((values[:500],), "BCa"))
+    ours = paired_bootstrap_diff_ci(values, second)
+    assert (ours.low, ours.high) == tuple(scipy_ci((values, second), "percentile", paired=True))

@@ -86,3 +86,51 @@ def test_jsonable_gives_strict_json() -> None:
     }
     json.dumps(jsonable(value), allow_nan=False)
     assert finite_or_none(-math.inf) is None and finite_or_none(2) == 2.0
+
+
+def test_inside_reuse_an_extraction_is_built_once_and_dropped_after() -> None:
+    run = tables()
+    calls: list[int] = []
+
+    def build() -> int:
+        calls.append(1)
+        return len(calls)
+
+    assert run.memo("k", build) == 1 and run.memo("k", build) == 2  # outside: every time
+    with run.reuse():
+        with run.reuse():  # nested blocks share one memo
+            assert run.memo("k", build) == 3
+        assert run.memo("k", build) == 3
+        first = run.done_conversations()
+        first.loc[0, "status"] = "changed"  # a caller's copy, not the kept frame
+        assert run.done_conversations().loc[0, "status"] == "done"
+    assert run.memo("k", build) == 4  # the block ended: nothing kept
+
+
+def test_events_of_inside_reuse_gives_the_same_frames_as_outside() -> None:
+    run = tables()
+    outside = run.events_of(kind="rating")
+    with run.reuse():
+        inside = [run.events_of(kind="rating") for _ in range(2)]
+    for frame in inside:
+        pd.testing.assert_frame_equal(frame, outside)
+
+
+def test_event_meta_is_loaded_on_first_use_of_events() -> None:
+    full = tables().events
+    asked: list[int] = []
+
+    def meta(events: pd.DataFrame) -> pd.Series:
+        asked.append(len(events))
+        return full["meta"].set_axis(events.index)
+
+    lazy = RunTables(
+        full.drop(columns="meta"), tables().labels, tables().conversations, event_meta=meta
+    )
+    assert "meta" not in lazy.core_events.columns and not asked
+    assert lazy.done_events().tolist() == [True, True, True, False]  # no meta needed
+    assert not asked
+    pd.testing.assert_frame_equal(lazy.events, full)
+    assert asked == [4] and list(lazy.core_events.columns) == EVENT_COLUMNS
+    assert len(lazy.events) == 4  # read once only
+    assert asked == [4]

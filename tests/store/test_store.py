@@ -12,7 +12,7 @@ import pytest
 from conftest import WriteExperiment, discussion_experiment
 
 from backchannel import _runner
-from backchannel.analysis import RunTables
+from backchannel.analysis import EVENT_COLUMNS, RunTables
 from backchannel.backends import UsageMeter
 from backchannel.engine import ConversationSpec, Event, Item
 from backchannel.errors import RunDirectoryError
@@ -213,3 +213,18 @@ def test_csv_export_keeps_numeric_looking_identifiers_as_text(tmp_path: Path) ->
     assert back.conversations.loc[0, "item_id"] == "1"
     assert back.conversations.loc[0, "conversation_id"] == "all/1/0"
     assert back.conversations.loc[0, "replicate"] == 0
+
+
+def test_event_meta_is_read_from_the_store_only_when_used(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run", create=True)
+    first = Event(0, "probe", "answer", 0, None, "A", "participant", "private", text="x",
+                  meta={"prompt": [["user", "Q?"]]})  # fmt: skip
+    store.commit_conversation(spec("one"), 0, [first, event(1)], UsageMeter(), {})
+    store.commit_conversation(spec("two"), 1, [event(0)], UsageMeter(), {})
+    tables = store.tables()
+    store.close()
+    assert "meta" not in tables.core_events.columns
+    events = tables.events
+    assert list(events.columns) == EVENT_COLUMNS
+    assert [json.loads(m) for m in events["meta"]] == [{"prompt": [["user", "Q?"]]}, {}, {}]
+    assert events["conversation_id"].tolist() == ["all/one/0", "all/one/0", "all/two/0"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -100,21 +99,61 @@ def decode_json(text: Any) -> Any:
     return json.loads(text) if isinstance(text, str) else text
 
 
-@dataclass
 class RunTables:
     """Events, labels and conversations of one run, plus its manifest.
 
     `events.value`, `events.meta` and `conversations.meta` hold JSON text; `events_of()` and
     `done_conversations()` give them decoded, which is how every paradigm reads a run.
     Inside `reuse()`, such extractions are computed once and shared (see `memo`).
+
+    `event_meta`, when given, reads the events' `meta` column (the largest: each call's
+    prompt) on first use of `events`; `core_events` never needs it, so an analysis that reads
+    no event meta never loads it.
     """
 
-    events: pd.DataFrame
-    labels: pd.DataFrame
-    conversations: pd.DataFrame
-    manifest: dict[str, Any] = field(default_factory=dict)
-    _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _reusing: int = field(default=0, init=False, repr=False, compare=False)
+    def __init__(
+        self,
+        events: pd.DataFrame,
+        labels: pd.DataFrame,
+        conversations: pd.DataFrame,
+        manifest: dict[str, Any] | None = None,
+        *,
+        event_meta: Callable[[pd.DataFrame], pd.Series] | None = None,
+    ) -> None:
+        self._events = events
+        self._event_meta = event_meta
+        self.labels = labels
+        self.conversations = conversations
+        self.manifest: dict[str, Any] = {} if manifest is None else manifest
+        self._memo: dict[Hashable, Any] = {}
+        self._reusing = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"RunTables({len(self._events)} events, {len(self.labels)} labels, "
+            f"{len(self.conversations)} conversations)"
+        )
+
+    @property
+    def events(self) -> pd.DataFrame:
+        """Every event, in stored order, with all of `EVENT_COLUMNS`."""
+        if self._event_meta is not None:
+            meta = self._event_meta(self._events)
+            self._events = self._events.assign(meta=meta)[
+                [c for c in EVENT_COLUMNS if c in self._events.columns or c == "meta"]
+            ]
+            self._event_meta = None
+        return self._events
+
+    @events.setter
+    def events(self, frame: pd.DataFrame) -> None:
+        self._events = frame
+        self._event_meta = None
+
+    @property
+    def core_events(self) -> pd.DataFrame:
+        """The events with every column but possibly `meta` (not read until it is needed)."""
+        return self._events
 
     @contextmanager
     def reuse(self) -> Iterator[RunTables]:
@@ -164,9 +203,9 @@ class RunTables:
     def _done_mask(self) -> pd.Series:
         finished = self.conversations["status"] == DONE
         done = self.conversations["conversation_id"][finished]
+        events = self.core_events
         return pd.Series(
-            self.events["conversation_id"].isin(done).to_numpy(dtype=bool),
-            index=self.events.index,
+            events["conversation_id"].isin(done).to_numpy(dtype=bool), index=events.index
         )
 
     def events_of(

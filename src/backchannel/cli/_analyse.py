@@ -65,7 +65,7 @@ def warn_unusable(tables: RunTables) -> str | None:
     then why figures are missing."""
     from backchannel.store import answer_quality, unusable_message
 
-    message = unusable_message(answer_quality(tables.events))
+    message = unusable_message(answer_quality(tables.core_events))
     if message:
         err.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
     return message

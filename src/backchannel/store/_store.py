@@ -409,16 +409,20 @@ class RunStore:
             conversations[factor] = cells.map(lambda c, f=factor: c.get(f))
         conversations = conversations[[*CONVERSATION_BASE_COLUMNS, *factors]]
         order = {cid: i for i, cid in enumerate(conversations["conversation_id"])}
-        events = pd.read_sql_query("SELECT * FROM events", self._db)
+        # Each event's meta (its prompt) is most of the table; it is read when first used.
+        columns = [c for c in EVENT_COLUMNS if c not in ("run_id", "meta")]
+        events = pd.read_sql_query(f"SELECT {', '.join(columns)} FROM events", self._db)
         events.insert(0, "run_id", run_id)
-        events = events[EVENT_COLUMNS]
         events["cached"] = events["cached"].astype(bool)
         events["turn"] = events["turn"].astype("Int64")
         events = _in_conversation_order(events, order, "seq")
         labels = pd.read_sql_query("SELECT * FROM labels", self._db)
         labels.insert(0, "run_id", run_id)
         labels = _in_conversation_order(labels, order, "event_seq", "judge")
-        return RunTables(events, labels, conversations, manifest)
+        path = self.directory / DATABASE_NAME
+        return RunTables(
+            events, labels, conversations, manifest, event_meta=lambda e: _event_meta(path, e)
+        )
 
     # plumbing -----------------------------------------------------------------------------
     def _transaction(self) -> _Transaction:
@@ -493,6 +497,18 @@ def _make_directory(directory: Path) -> None:
         raise RunDirectoryError(
             f"cannot create {directory} ({error.strerror}); choose a writable place with -o"
         ) from None
+
+
+def _event_meta(path: Path, events: pd.DataFrame) -> pd.Series:
+    """The stored `meta` of each of `events` (matched by conversation and seq)."""
+    db = _open_readonly(path)
+    try:
+        meta = pd.read_sql_query("SELECT conversation_id, seq, meta FROM events", db)
+    finally:
+        db.close()
+    keyed = meta.set_index(["conversation_id", "seq"])["meta"]
+    wanted = pd.MultiIndex.from_arrays([events["conversation_id"], events["seq"]])
+    return keyed.reindex(wanted).set_axis(events.index)
 
 
 def _in_conversation_order(frame: pd.DataFrame, order: dict[str, int], *keys: str) -> pd.DataFrame:

@@ -85,7 +85,7 @@ def graph_exposure(tables: RunTables, judge: str) -> pd.DataFrame:
     """Honest turns with `graph_exposed`: an ok adversary turn that the speaker hears came
     before it and lies within its memory window (rounds r-H..r)."""
     turns = public_turns(tables, judge)
-    events = tables.events
+    events = tables.core_events
     adversary = events.loc[
         (events["kind"] == "message")
         & (events["name"] == "turn")
