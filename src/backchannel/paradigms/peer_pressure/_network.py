@@ -45,9 +45,8 @@ def _groups(tables: RunTables) -> dict[str, dict[str, Any]]:
     resolved = tables.manifest.get("config_resolved", {}).get("settings", {}) or {}
     done = tables.done_conversations()
     found: dict[str, dict[str, Any]] = {}
-    for cid, meta, cell_text in zip(
-        done["conversation_id"], done["meta"], done["cell"], strict=True
-    ):
+    columns = (done[c].tolist() for c in ("conversation_id", "meta", "cell"))
+    for cid, meta, cell_text in zip(*columns, strict=True):
         meta = _as_dict(meta)
         cell = _as_dict(cell_text)
         settings = {**resolved, **cell}
@@ -180,7 +179,7 @@ def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
     kept = final[final["conversation_id"].astype(str).isin(per_conversation)]
     found = [
         per_conversation[str(cid)][str(agent)]
-        for cid, agent in zip(kept["conversation_id"], kept["agent"], strict=True)
+        for cid, agent in zip(kept["conversation_id"].tolist(), kept["agent"].tolist(), strict=True)
     ]
     frame = pd.DataFrame(
         {"distance": pd.Series(found, dtype=object), "infected": list(kept["p"] == INFECTED)},
@@ -220,7 +219,7 @@ def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
     adversary = {cid: _adversary_model(group) for cid, group in info.items()}
     honest = [
         info[cid]["models"].get(str(agent), "")
-        for cid, agent in zip(ids, kept["agent"], strict=True)
+        for cid, agent in zip(ids.tolist(), kept["agent"].tolist(), strict=True)
     ]
     frame = pd.DataFrame(
         {

@@ -80,9 +80,16 @@ def seven_way(paired: pd.DataFrame) -> dict[str, Any]:
     remaining = paired[~unrelated]
     unsettled = ~remaining["p"].isin([KNOWER, INFECTED])
     kept = remaining[~unsettled]
-    categories = [_SEVEN_WAY_CELLS[(p, s)] for p, s in zip(kept["p"], kept["s"], strict=True)]
-    counts = {name: categories.count(name) for name in SEVEN_WAY}
-    total = len(categories)
+    pairs = kept.groupby(["p", "s"], sort=False).size()
+    counts = dict.fromkeys(SEVEN_WAY, 0)
+    for private, public, n in zip(
+        pairs.index.get_level_values(0).tolist(),
+        pairs.index.get_level_values(1).tolist(),
+        pairs.tolist(),
+        strict=True,
+    ):
+        counts[_SEVEN_WAY_CELLS[(str(private), str(public))]] += int(n)
+    total = len(kept)
     return {
         "n": total,
         "counts": counts,
