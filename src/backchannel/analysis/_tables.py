@@ -259,9 +259,12 @@ class RunTables:
         manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
         levels: dict[str, list[Any]] = (manifest.get("config_resolved") or {}).get("factors") or {}
         frames: dict[str, pd.DataFrame] = {}
+        event_meta: Callable[[pd.DataFrame], pd.Series] | None = None
         for name in ("events", "labels", "conversations"):
             parquet, csv = directory / f"{name}.parquet", directory / f"{name}.csv"
-            if parquet.exists():
+            if parquet.exists() and name == "events":
+                frames[name], event_meta = _lazy_parquet_events(parquet)
+            elif parquet.exists():
                 frames[name] = pd.read_parquet(parquet)
             elif csv.exists():
                 dtypes = dict(_STRING_DTYPES[name])
@@ -287,7 +290,13 @@ class RunTables:
                     f"{directory} has no {name}.parquet or {name}.csv; "
                     "write it with `backchannel export RUN -o DIR`"
                 )
-        return cls(frames["events"], frames["labels"], frames["conversations"], manifest)
+        return cls(
+            frames["events"],
+            frames["labels"],
+            frames["conversations"],
+            manifest,
+            event_meta=event_meta,
+        )
 
     @classmethod
     def empty(cls) -> RunTables:
@@ -296,6 +305,27 @@ class RunTables:
             pd.DataFrame(columns=LABEL_COLUMNS),
             pd.DataFrame(columns=CONVERSATION_BASE_COLUMNS),
         )
+
+
+def _lazy_parquet_events(
+    path: Path,
+) -> tuple[pd.DataFrame, Callable[[pd.DataFrame], pd.Series] | None]:
+    """The events of a Parquet file without `meta`, and how to read that column later (the
+    rows keep the file's order, so it lines up by position)."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    if "meta" not in names or any(n.startswith("__index_level_") for n in names):
+        return pd.read_parquet(path), None
+    events = pd.read_parquet(path, columns=[c for c in names if c != "meta"])
+
+    def meta(frame: pd.DataFrame) -> pd.Series:
+        column = pd.read_parquet(path, columns=["meta"])["meta"]
+        if len(column) != len(frame):
+            raise ValueError(f"{path} changed while it was read; run the command again")
+        return column.set_axis(frame.index)
+
+    return events, meta
 
 
 def _csv_text(level: Any) -> str:
