@@ -172,3 +172,21 @@ def test_long_labels_slant_or_turn_the_bars_horizontal() -> None:
         FLIPS[FLIPS["k"] == 1], "model", "flip_rate", "low", "high", title="t", ylabel="r"
     )
     assert all(t.get_rotation() == 0 for t in short.axes[0].get_xticklabels())
+
+
+def test_an_interval_that_misses_its_estimate_by_rounding_touches_it() -> None:
+    # statsmodels' Wilson interval for 0 of 7 starts at 2.8e-17 and for 7 of 7 ends at
+    # 0.9999999999999999: drawn as touching the estimate, not refused.
+    frame = pd.DataFrame(
+        {
+            "x": ["none", "all"],
+            "rate": [0.0, 1.0],
+            "low": [2.8e-17, 0.65],
+            "high": [0.35, 1 - 1e-16],
+        }
+    )
+    fig = bar_with_intervals(frame, "x", "rate", "low", "high", title="t", ylabel="r")
+    assert [p.get_height() for p in fig.axes[0].patches] == pytest.approx([0.0, 1.0])
+    with pytest.raises(ValueError, match="contain"):
+        far = frame.assign(low=[1e-6, 0.65])
+        bar_with_intervals(far, "x", "rate", "low", "high", title="t", ylabel="r")
