@@ -501,6 +501,8 @@ def _make_directory(directory: Path) -> None:
 
 def _event_meta(path: Path, events: pd.DataFrame) -> pd.Series:
     """The stored `meta` of each of `events` (matched by conversation and seq)."""
+    import pandas as pd
+
     db = _open_readonly(path)
     try:
         meta = pd.read_sql_query("SELECT conversation_id, seq, meta FROM events", db)
