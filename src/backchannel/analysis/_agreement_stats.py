@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.inter_rater import cohens_kappa as _statsmodels_kappa
 
 
 @dataclass(frozen=True)
@@ -90,5 +89,9 @@ def cohens_kappa(
             "both raters gave every item the same single label: kappa is 0/0",
             missing,
         )
-    kappa = float(_statsmodels_kappa(table, return_results=False))
+    # statsmodels is imported here, not at module level: most analyses never compute a kappa,
+    # and its import is a quarter of a second of every `metrics` call.
+    from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_kappa
+
+    kappa = float(statsmodels_kappa(table, return_results=False))
     return Kappa(kappa, observed, expected, n, confusion, None, missing)
