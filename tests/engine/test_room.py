@@ -461,3 +461,31 @@ async def test_a_scripted_post_is_a_turn_without_a_model_call(recorder: Recorder
     prompt = recorder.prompt_of(0)  # B's turn sees the shown text of A's post, and C's post
     assert "A: SEEN" in prompt and "stored text" not in prompt and "C: for all" in prompt
     assert "SEEN" not in room.view("C")
+
+
+async def test_an_agents_prompts_extend_each_other_so_a_server_can_reuse_their_prefix(
+    recorder: Recorder,
+) -> None:
+    # Stable parts first, the instruction last: each of an agent's prompts begins with everything
+    # but the instruction of the one before (turn r -> probe after r -> turn r + 1).
+    ctx = context()
+    a, b = agents("A", "B")
+    room = ctx.room([a, b], order="fixed", opening="Welcome.", preamble="The question: Q?")
+    await room.run_round("Turn instruction.")
+    await room.probe(a, "Probe question.")
+    await room.run_round("Turn instruction.")
+    turn_1, _, probe_1, turn_2, _ = recorder.requests
+    assert turn_1.messages[0] == probe_1.messages[0] == turn_2.messages[0]  # the system message
+    stems = []
+    for request, instruction in [
+        (turn_1, "Turn instruction."),
+        (probe_1, "Probe question."),
+        (turn_2, "Turn instruction."),
+    ]:
+        user = request.messages[1].content
+        assert user.endswith("\n\n" + instruction)
+        stems.append(user.removesuffix(instruction))
+    assert probe_1.messages[1].content.startswith(stems[0])
+    assert turn_2.messages[1].content.startswith(stems[1])
+    assert len(stems[0]) < len(stems[1])  # the probe adds the rest of round 1
+    assert stems[1] == stems[2]  # the first speaker of round 2 saw what its probe saw

@@ -12,7 +12,7 @@ retries. Accounting and parsing sit on top, so every re-ask is its own cached ca
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,7 +27,14 @@ from backchannel.backends._replicas import (
     ReplicatedBackend,
     conversation_affinity,
 )
-from backchannel.backends._types import Completion, Message, RawCompletion, Request, Status
+from backchannel.backends._types import (
+    Completion,
+    Message,
+    RawCompletion,
+    Request,
+    Status,
+    add_timings,
+)
 from backchannel.backends._usage import Price, Usage, UsageMeter
 from backchannel.errors import BackendUnavailable
 
@@ -189,8 +196,10 @@ class _Tally:
     reasoning: str = ""
     reasoning_tokens: int = 0
     prompt: tuple[Message, ...] = ()
+    timings: Mapping[str, float] | None = None
 
     def add(self, raw: RawCompletion) -> None:
+        self.timings = add_timings(self.timings, raw.timings)
         self.prompt_tokens += raw.prompt_tokens
         self.completion_tokens += raw.completion_tokens
         self.reasoning_tokens += raw.reasoning_tokens
@@ -222,6 +231,7 @@ class _Tally:
             reasoning=self.reasoning,
             reasoning_tokens=self.reasoning_tokens,
             prompt=self.prompt,
+            timings=self.timings,
         )
 
 

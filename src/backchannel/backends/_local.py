@@ -10,9 +10,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from backchannel.backends._agent_slots import AgentSlots, agent_key
 from backchannel.backends._openai import OpenAIBackend
 from backchannel.backends._types import RawCompletion, Request
 from backchannel.errors import BackendUnavailable, ConfigError
@@ -56,7 +58,9 @@ class LocalBackend:
         parallel: int = 4,
         context_per_slot: int = 4096,
         threads: int | None = None,
+        slot_affinity: bool = True,
     ) -> None:
+        """`slot_affinity`: each agent's calls one at a time on its own slot (`AgentSlots`)."""
         self._model_path = model_path
         self._parallel = parallel
         self._context = context_per_slot * parallel
@@ -65,6 +69,7 @@ class LocalBackend:
         self._threads = threads or max(1, os.cpu_count() or 1)
         self._server: Any = None
         self._client: OpenAIBackend | None = None
+        self._slots = AgentSlots(parallel) if slot_affinity else None
 
     @property
     def endpoint(self) -> str:
@@ -73,6 +78,11 @@ class LocalBackend:
     @property
     def parallel(self) -> int:
         return self._parallel
+
+    @property
+    def agent_slots(self) -> AgentSlots | None:
+        """Per-agent ordering and slots; the route puts `AgentOrderBackend` around the bound."""
+        return self._slots
 
     def start(self) -> str:
         """Load the model and start serving; returns the base URL. Idempotent."""
@@ -123,7 +133,14 @@ class LocalBackend:
             attempt=request.attempt,
             critical=request.critical,
         )
-        return await self._client.generate(local_request)
+        if self._slots is None:
+            return await self._client.generate(local_request)
+        with self._slots.slot(agent_key(request)) as slot:
+            if slot is not None:
+                settings = local_request.settings
+                extra = {**settings.extra_body, "id_slot": slot}
+                local_request = replace(local_request, settings=replace(settings, extra_body=extra))
+            return await self._client.generate(local_request)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -26,7 +26,7 @@ from backchannel.backends._errors import (
     RequestRejected,
     TransientBackendError,
 )
-from backchannel.backends._types import JsonSchema, RawCompletion, Request
+from backchannel.backends._types import SERVER_TIMINGS, JsonSchema, RawCompletion, Request
 from backchannel.backends._urls import redact_userinfo
 
 ConstrainedDecoding = Literal["json_schema", "grammar", "none"]
@@ -53,6 +53,21 @@ def _reasoning_tokens(usage: dict[str, Any]) -> int:
     return int(details.get("reasoning_tokens") or 0)
 
 
+def _timings(data: dict[str, Any]) -> dict[str, float] | None:
+    """A llama.cpp server's `timings` of the call (the `SERVER_TIMINGS` keys), or None when the
+    server sends none or an incomplete one."""
+    timings = data.get("timings")
+    if not isinstance(timings, dict):
+        return None
+    kept: dict[str, float] = {}
+    for key in SERVER_TIMINGS:
+        value = timings.get(key)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        kept[key] = round(float(value), 3)
+    return kept
+
+
 def _completion(data: object, endpoint: str, latency: float) -> RawCompletion:
     """The first choice's text, reasoning, finish reason and the usage of a decoded chat
     completion."""
@@ -75,6 +90,7 @@ def _completion(data: object, endpoint: str, latency: float) -> RawCompletion:
         finish_reason=finish_reason,
         reasoning=_reasoning_of(message),
         reasoning_tokens=_reasoning_tokens(usage),
+        timings=_timings(data),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from backchannel.backends._adaptive import AdaptiveLimiter
+from backchannel.backends._agent_slots import AgentOrderBackend, AgentSlots
 from backchannel.backends._base import Backend
 from backchannel.backends._cache import CachedBackend, ResponseCache
 from backchannel.backends._client import LLMClient, Route
@@ -145,6 +146,13 @@ class LocalSettings:
         int | None,
         Field(ge=1, description="In-flight requests; default the slots, so turns go first."),
     ] = None
+    slot_affinity: Annotated[
+        bool,
+        Field(
+            description="Each agent's calls one after another on its own slot, so each reuses "
+            "its previous prompt from the server's cache."
+        ),
+    ] = True
 
 
 def split_model(model: str) -> tuple[str, str]:
@@ -276,6 +284,7 @@ def resolve_routes(
                     parallel=local.parallel,
                     context_per_slot=local.context_per_slot,
                     threads=local.threads,
+                    slot_affinity=local.slot_affinity,
                 ),
                 _share(max_in_flight or local.max_in_flight or local.parallel, workers),
                 True,
@@ -479,6 +488,10 @@ def _wrap(
         backend = RetryingBackend(backend, retry)
     if limiter is not None:
         backend = LimitedBackend(backend, limiter)
+    slots = getattr(raw, "agent_slots", None)
+    if isinstance(slots, AgentSlots):
+        # An agent's call waits for its previous one before it takes an in-flight slot.
+        backend = AgentOrderBackend(backend, slots)
     if cache is not None:
         backend = CachedBackend(backend, cache, cache_identity)
     return backend

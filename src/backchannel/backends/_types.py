@@ -258,13 +258,29 @@ class Request:
             raise ValueError("a request needs at least one message")
 
 
+SERVER_TIMINGS = ("prompt_n", "cache_n", "predicted_n", "prompt_ms", "predicted_ms")
+"""What a llama.cpp server reports of each call (its response's `timings`): prompt tokens it
+evaluated, prompt tokens it reused from its cache, tokens generated, and the milliseconds of the
+prompt and generation phases. prompt_n + cache_n is the prompt it was sent."""
+
+
+def add_timings(
+    total: Mapping[str, float] | None, more: Mapping[str, float] | None
+) -> Mapping[str, float] | None:
+    """Two calls' timings added up key by key; None when neither has any."""
+    if total is None or more is None:
+        return more if total is None else total
+    return {key: round(total.get(key, 0) + more.get(key, 0), 3) for key in SERVER_TIMINGS}
+
+
 @dataclass(frozen=True, slots=True)
 class RawCompletion:
     """What a backend returns: text and usage, before any parsing.
 
     `text` is the message content as sent (think blocks included); `reasoning` is the server's
     separate reasoning field (`reasoning_content` or `reasoning`), if any. `completion_tokens`
-    includes `reasoning_tokens`, as the OpenAI API counts them.
+    includes `reasoning_tokens`, as the OpenAI API counts them. `timings` is a llama.cpp
+    server's own account of the call (see `SERVER_TIMINGS`), None from other servers.
     """
 
     text: str
@@ -276,6 +292,7 @@ class RawCompletion:
     retries: int = 0
     reasoning: str = ""
     reasoning_tokens: int = 0
+    timings: Mapping[str, float] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +321,8 @@ class Completion:
     prompt: tuple[Message, ...] = ()
     """The messages of the last attempt, as the model received them (format sentence and
     re-asks included), so a reader can see exactly what produced `text`."""
+    timings: Mapping[str, float] | None = field(default=None, hash=False)
+    """The llama.cpp server's timings summed over the attempts (`SERVER_TIMINGS`), if any."""
 
     @property
     def ok(self) -> bool:

@@ -81,6 +81,9 @@ class Event:
             meta["prompt"] = [[m.role, m.content] for m in completion.prompt]
         # Always, 0 included, so a reader tells "no retries" from "not recorded".
         meta["retries"] = completion.retries
+        if completion.timings:
+            # The llama.cpp server's own account: prompt tokens evaluated vs reused, and times.
+            meta["timings"] = dict(completion.timings)
         return replace(
             self,
             text=completion.text,
