@@ -1,0 +1,335 @@
+"""(i) The README's quickstart on the embedded model: wall time against the physical bound, and
+prompt tokens llama.cpp evaluated against prompt tokens sent (its prefix reuse).
+
+The quickstart design (examples/quickstart.yaml: same design and calls) runs through the real
+runner on `local/smollm2`, once per setting, each on its own fresh server:
+
+- `default`: the embedded backend as shipped (each agent's calls on one slot, see
+  docs/local-model.md);
+- `baseline`: the setting before it: no slot affinity, llama.cpp picks a slot per request by
+  prompt similarity (`local: {slot_affinity: false}`).
+
+Every embedded call stores llama.cpp's own timings (`meta.timings`: prompt_n evaluated, cache_n
+reused, predicted_n generated); the table sums them. Prompt tokens sent = prompt_n + cache_n.
+
+The physical bound is what this machine's llama.cpp needs for the tokens it had to evaluate:
+evaluated / prompt_rate + generated / generation_rate. Both rates are measured on a fresh server
+of the same settings after the run (a calibration): the prompt rate from one long uncached
+prompt, the generation rate with every slot generating at once (the best batched rate: parallel
+slots enter the bound only there; prompt evaluation is compute-bound and gains nothing from
+batching on a CPU). The bound ignores the conversations' own sequence (a turn waits for the one
+before it), so wall / bound >= 1 and the gap is scheduling plus everything else.
+
+`--paradigms` adds evaluated / sent for every example in examples/ that runs on a model
+(`--model local/smollm2`, `--limit` conversations each), default setting only.
+
+Run: python bench/quickstart.py [--setting default|baseline|both] [--paradigms] [--limit 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sqlite3
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import openai
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import machine, table, temporary_directory
+
+from backchannel import _runner
+from backchannel.backends._local import LocalBackend, resolve_model_path
+from backchannel.experiment import load_experiment
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICKSTART = ROOT / "examples" / "quickstart.yaml"
+MODEL = "local/smollm2"
+SETTINGS = {"default": {}, "baseline": {"slot_affinity": False}}
+TARGET_S, TARGET_BOUND, TARGET_REUSE = 120.0, 1.3, 0.4
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """llama.cpp's timings summed over a run's calls."""
+
+    calls: int
+    without_timings: int
+    evaluated: int
+    reused: int
+    generated: int
+    prompt_ms: float
+    predicted_ms: float
+
+    @property
+    def sent(self) -> int:
+        return self.evaluated + self.reused
+
+    @property
+    def ratio(self) -> float:
+        return self.evaluated / self.sent if self.sent else float("nan")
+
+
+def run_tokens(run_directory: Path) -> Tokens:
+    """Sum the stored `meta.timings` of every model call of a run."""
+    db = sqlite3.connect(run_directory / "run.sqlite")
+    try:
+        rows = db.execute("SELECT meta FROM events WHERE model != ''").fetchall()
+    finally:
+        db.close()
+    sums = dict.fromkeys(("prompt_n", "cache_n", "predicted_n", "prompt_ms", "predicted_ms"), 0.0)
+    calls = missing = 0
+    for (meta,) in rows:
+        timings = json.loads(meta or "{}").get("timings")
+        calls += 1
+        if not timings:
+            missing += 1
+            continue
+        for key in sums:
+            sums[key] += timings[key]
+    return Tokens(
+        calls,
+        missing,
+        int(sums["prompt_n"]),
+        int(sums["cache_n"]),
+        int(sums["predicted_n"]),
+        sums["prompt_ms"],
+        sums["predicted_ms"],
+    )
+
+
+def experiment_file(directory: Path, source: Path, local: dict[str, Any]) -> Path:
+    """`source` with its `local:` settings updated (it names no files relative to itself)."""
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    data["local"] = {**(data.get("local") or {}), **local}
+    path = directory / source.name
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def run(
+    experiment: Path, run_directory: Path, model: str | None = None, limit: int | None = None
+) -> float:
+    """Plan and execute a run with the real runner (model loading included); its wall seconds."""
+    loaded = load_experiment(experiment, model_override=model)
+    run_plan = _runner.plan(loaded, limit)
+    store = _runner.open_run_directory(run_directory, loaded)
+    try:
+        client, cache = _runner.make_client(run_plan, run_directory, concurrency=None)
+
+        async def main() -> float:
+            try:
+                started = time.perf_counter()
+                counts = await _runner.execute(
+                    run_plan,
+                    store,
+                    client=client,
+                    max_active=_runner.max_active_conversations(None),
+                )
+                if counts["failed"] or counts["incomplete"]:
+                    raise RuntimeError(f"conversations not completed: {counts}")
+                return time.perf_counter() - started
+            finally:
+                await client.aclose()
+
+        wall = asyncio.run(main())
+        cache.close()
+    finally:
+        store.close()
+    return wall
+
+
+@dataclass(frozen=True)
+class Rates:
+    """This machine's llama.cpp rates, tokens per second, at the run's server settings."""
+
+    prompt: float
+    generation: float
+    slots: int
+
+
+CALIBRATION_TEXT = (
+    "The committee met on a grey morning to review the harbour records, the tide tables and the "
+    "ledgers of the old customs house, one page after another, noting every ship and cargo. "
+)
+
+
+async def _calibrate(local: dict[str, Any]) -> Rates:
+    """Prompt rate from uncached long prompts; generation rate with every slot generating."""
+    parallel = int(local.get("parallel", 4))
+    backend = LocalBackend(
+        resolve_model_path("smollm2"),
+        parallel=parallel,
+        context_per_slot=int(local.get("context_per_slot", 4096)),
+        threads=local.get("threads"),
+    )
+    base_url = backend.start()
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="none", max_retries=0, timeout=600)
+
+    async def post(body: dict[str, Any]) -> dict[str, Any]:
+        data = await client.post("/chat/completions", body=body, cast_to=object)
+        assert isinstance(data, dict)
+        return data
+
+    try:
+        prompt_rates = []
+        for attempt in range(3):
+            text = f"Record {attempt}. " + CALIBRATION_TEXT * 12
+            data = await post(
+                {
+                    "model": "m",
+                    "messages": [{"role": "user", "content": text}],
+                    "max_tokens": 1,
+                    "cache_prompt": False,
+                }
+            )
+            timings = data["timings"]
+            prompt_rates.append(1000.0 * timings["prompt_n"] / timings["prompt_ms"])
+        bodies = [
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": f"Story {i}: tell me about the sea."}],
+                "max_tokens": 64,
+                "ignore_eos": True,
+                "temperature": 0.7,
+                "seed": i,
+            }
+            for i in range(parallel)
+        ]
+        generation_rates = []
+        for _ in range(2):
+            answers = await asyncio.gather(*(post(body) for body in bodies))
+            generated = sum(a["timings"]["predicted_n"] for a in answers)
+            span_ms = max(a["timings"]["predicted_ms"] for a in answers)
+            generation_rates.append(1000.0 * generated / span_ms)
+    finally:
+        await client.close()
+        await backend.aclose()
+    return Rates(max(prompt_rates), max(generation_rates), parallel)
+
+
+def calibrate(local: dict[str, Any]) -> Rates:
+    return asyncio.run(_calibrate(local))
+
+
+def quickstart_row(name: str, local: dict[str, Any]) -> list[object]:
+    """Run the quickstart under one setting and measure; one table row."""
+    settings = {**yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))["local"], **local}
+    with temporary_directory() as directory:
+        experiment = experiment_file(directory, QUICKSTART, local)
+        wall = run(experiment, directory / "run")
+        tokens = run_tokens(directory / "run")
+    rates = calibrate(settings)
+    bound = tokens.evaluated / rates.prompt + tokens.generated / rates.generation
+    in_run_prompt = 1000.0 * tokens.evaluated / tokens.prompt_ms if tokens.prompt_ms else 0.0
+    in_run_gen = 1000.0 * tokens.generated / tokens.predicted_ms if tokens.predicted_ms else 0.0
+    if tokens.without_timings:
+        raise RuntimeError(f"{tokens.without_timings} calls came back without llama.cpp timings")
+    return [
+        name,
+        wall,
+        tokens.calls,
+        tokens.sent,
+        tokens.evaluated,
+        tokens.ratio,
+        tokens.generated,
+        rates.prompt,
+        rates.generation,
+        in_run_prompt,
+        in_run_gen,
+        bound,
+        wall / bound,
+    ]
+
+
+QUICKSTART_HEADERS = [
+    "setting",
+    "wall s",
+    "calls",
+    "prompt sent",
+    "prompt evaluated",
+    "evaluated/sent",
+    "generated",
+    "prompt tok/s",
+    "gen tok/s (all slots)",
+    "in-run prompt tok/s per slot",
+    "in-run gen tok/s per slot",
+    "bound s",
+    "wall/bound",
+]
+
+
+def paradigm_rows(limit: int) -> list[list[object]]:
+    """evaluated / sent of every example on the embedded model, `limit` conversations each."""
+    rows: list[list[object]] = []
+    for source in sorted((ROOT / "examples").glob("*.yaml")):
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or "paradigm" not in data:
+            continue
+        with temporary_directory() as directory:
+            try:
+                wall = run(source, directory / "run", model=MODEL, limit=limit)
+            except Exception as error:  # reported as a row, not hidden
+                rows.append([source.name, data["paradigm"], "-", "-", "-", "-", f"{error}"[:80]])
+                continue
+            tokens = run_tokens(directory / "run")
+        rows.append(
+            [
+                source.name,
+                data["paradigm"],
+                tokens.calls,
+                tokens.sent,
+                tokens.evaluated,
+                tokens.ratio,
+                f"{wall:.1f} s",
+            ]
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--setting", choices=[*SETTINGS, "both"], default="both")
+    parser.add_argument("--paradigms", action="store_true", help="evaluated/sent per example")
+    parser.add_argument("--limit", type=int, default=3, help="conversations per example")
+    parser.add_argument("--skip-quickstart", action="store_true")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: all cores)")
+    args = parser.parse_args()
+    extra = {} if args.threads is None else {"threads": args.threads}
+    print(f"machine: {machine()}")
+    if not args.skip_quickstart:
+        names = list(SETTINGS) if args.setting == "both" else [args.setting]
+        rows = [quickstart_row(name, {**SETTINGS[name], **extra}) for name in names]
+        print(table(QUICKSTART_HEADERS, rows))
+        best = rows[0]
+        print(
+            f"quickstart ({best[0]}): {best[1]:.1f} s (target {TARGET_S:.0f} s), "
+            f"wall/bound {best[-1]:.2f} (target {TARGET_BOUND}), "
+            f"evaluated/sent {best[5]:.3f} (target {TARGET_REUSE})"
+        )
+    if args.paradigms:
+        print(
+            table(
+                [
+                    "example",
+                    "paradigm",
+                    "calls",
+                    "prompt sent",
+                    "evaluated",
+                    "evaluated/sent",
+                    "wall",
+                ],
+                paradigm_rows(args.limit),
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
