@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sqlite3
 import sys
@@ -105,20 +106,18 @@ def run_tokens(run_directory: Path) -> Tokens:
     )
 
 
-def experiment_file(directory: Path, source: Path, local: dict[str, Any]) -> Path:
-    """`source` with its `local:` settings updated (it names no files relative to itself)."""
-    data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    data["local"] = {**(data.get("local") or {}), **local}
-    path = directory / source.name
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
-
-
 def run(
-    experiment: Path, run_directory: Path, model: str | None = None, limit: int | None = None
+    experiment: Path,
+    run_directory: Path,
+    *,
+    local: dict[str, Any],
+    model: str | None = None,
+    limit: int | None = None,
 ) -> float:
-    """Plan and execute a run with the real runner (model loading included); its wall seconds."""
+    """Plan and execute a run with the real runner (model loading included), its `local:`
+    settings updated by `local`; its wall seconds."""
     loaded = load_experiment(experiment, model_override=model)
+    loaded.experiment.local = dataclasses.replace(loaded.experiment.local, **local)
     run_plan = _runner.plan(loaded, limit)
     store = _runner.open_run_directory(run_directory, loaded)
     try:
@@ -223,8 +222,7 @@ def quickstart_row(name: str, local: dict[str, Any]) -> list[object]:
     """Run the quickstart under one setting and measure; one table row."""
     settings = {**yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))["local"], **local}
     with temporary_directory() as directory:
-        experiment = experiment_file(directory, QUICKSTART, local)
-        wall = run(experiment, directory / "run")
+        wall = run(QUICKSTART, directory / "run", local=local)
         tokens = run_tokens(directory / "run")
     rates = calibrate(settings)
     bound = tokens.evaluated / rates.prompt + tokens.generated / rates.generation
@@ -266,16 +264,19 @@ QUICKSTART_HEADERS = [
 ]
 
 
-def paradigm_rows(limit: int) -> list[list[object]]:
-    """evaluated / sent of every example on the embedded model, `limit` conversations each."""
+def paradigm_rows(limit: int, local: dict[str, Any], names: list[str]) -> list[list[object]]:
+    """evaluated / sent of every example (or those `names`) on the embedded model, `limit`
+    conversations each."""
     rows: list[list[object]] = []
     for source in sorted((ROOT / "examples").glob("*.yaml")):
+        if names and source.stem not in names:
+            continue
         data = yaml.safe_load(source.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or "paradigm" not in data:
             continue
         with temporary_directory() as directory:
             try:
-                wall = run(source, directory / "run", model=MODEL, limit=limit)
+                wall = run(source, directory / "run", local=local, model=MODEL, limit=limit)
             except Exception as error:  # reported as a row, not hidden
                 rows.append([source.name, data["paradigm"], "-", "-", "-", "-", f"{error}"[:80]])
                 continue
@@ -299,6 +300,7 @@ def main() -> None:
     parser.add_argument("--setting", choices=[*SETTINGS, "both"], default="both")
     parser.add_argument("--paradigms", action="store_true", help="evaluated/sent per example")
     parser.add_argument("--limit", type=int, default=3, help="conversations per example")
+    parser.add_argument("--examples", nargs="*", default=[], help="example names (default all)")
     parser.add_argument("--skip-quickstart", action="store_true")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: all cores)")
     args = parser.parse_args()
@@ -326,7 +328,7 @@ def main() -> None:
                     "evaluated/sent",
                     "wall",
                 ],
-                paradigm_rows(args.limit),
+                paradigm_rows(args.limit, extra, args.examples),
             )
         )
 
