@@ -281,17 +281,9 @@ def paradigm_rows(limit: int, local: dict[str, Any], names: list[str]) -> list[l
                 rows.append([source.name, data["paradigm"], "-", "-", "-", "-", f"{error}"[:80]])
                 continue
             tokens = run_tokens(directory / "run")
-        rows.append(
-            [
-                source.name,
-                data["paradigm"],
-                tokens.calls,
-                tokens.sent,
-                tokens.evaluated,
-                tokens.ratio,
-                f"{wall:.1f} s",
-            ]
-        )
+        row = [source.name, data["paradigm"], tokens.calls, tokens.sent, tokens.evaluated]
+        rows.append([*row, tokens.ratio, f"{wall:.1f} s"])
+        print(f"  {table([], [rows[-1]]).splitlines()[-1]}", flush=True)
     return rows
 
 
