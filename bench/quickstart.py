@@ -5,7 +5,7 @@ The quickstart design (examples/quickstart.yaml: same design and calls) runs thr
 runner on `local/smollm2`, once per setting, each on its own fresh server:
 
 - `default`: the embedded backend as shipped (each agent's calls on one slot, see
-  docs/local-model.md);
+  docs/config.md, "The embedded model");
 - `baseline`: the setting before it: no slot affinity, llama.cpp picks a slot per request by
   prompt similarity (`local: {slot_affinity: false}`).
 
@@ -19,6 +19,8 @@ prompt, the generation rate with every slot generating at once (the best batched
 slots enter the bound only there; prompt evaluation is compute-bound and gains nothing from
 batching on a CPU). The bound ignores the conversations' own sequence (a turn waits for the one
 before it), so wall / bound >= 1 and the gap is scheduling plus everything else.
+The calibration must see the load the run saw: on a machine shared with other work the
+ratio means nothing (run it alone); the token counts hold either way.
 
 `--paradigms` adds evaluated / sent for every example in examples/ that runs on a model
 (`--model local/smollm2`, `--limit` conversations each), default setting only.
