@@ -1,4 +1,4 @@
-"""(i) The README's quickstart on the embedded model: wall time against the physical bound, and
+"""(h) The README's quickstart on the embedded model: wall time against the physical bound, and
 prompt tokens llama.cpp evaluated against prompt tokens sent (its prefix reuse).
 
 The quickstart design (examples/quickstart.yaml: same design and calls) runs through the real
