@@ -7,43 +7,11 @@ runs as DataFrames (`bc.open_run`), and write paradigms (`bc.Paradigm`, `bc.Conv
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from backchannel._lazy import lazy_exports
 
 __version__ = "0.1.0"
-
-_EXPORTS: dict[str, str] = {
-    # running experiments and reading runs
-    "load_experiment": "backchannel._api",
-    "run": "backchannel._api",
-    "arun": "backchannel._api",
-    "open_run": "backchannel._api",
-    "Run": "backchannel._api",
-    "RunTables": "backchannel.analysis",
-    "AnalysisOptions": "backchannel.paradigms",
-    # writing paradigms
-    "Paradigm": "backchannel.paradigms",
-    "CallEstimate": "backchannel.paradigms",
-    "ConversationContext": "backchannel.engine",
-    "Agent": "backchannel.engine",
-    "Room": "backchannel.engine",
-    "Item": "backchannel.engine",
-    "Event": "backchannel.engine",
-    "GenerationSettings": "backchannel.backends",
-    "LabelSet": "backchannel.backends",
-    "IntRange": "backchannel.backends",
-    "Ranking": "backchannel.backends",
-    "JsonSchema": "backchannel.backends",
-    "register_sim": "backchannel.backends",
-    "Report": "backchannel.report",
-    # judging a paradigm's events
-    "JudgeTask": "backchannel.judges",
-    "Judging": "backchannel.judges",
-    "Pick": "backchannel.judges",
-    # errors
-    "BackchannelError": "backchannel.errors",
-    "ConfigError": "backchannel.errors",
-}
 
 __all__ = [
     "Agent",
@@ -76,18 +44,31 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'backchannel' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
+    __getattr__, __dir__ = lazy_exports(
+        globals(),
+        {
+            # running experiments and reading runs
+            "._api": ("load_experiment", "run", "arun", "open_run", "Run"),
+            ".analysis": ("RunTables",),
+            # writing paradigms
+            ".paradigms": ("AnalysisOptions", "Paradigm", "CallEstimate"),
+            ".engine": ("ConversationContext", "Agent", "Room", "Item", "Event"),
+            ".backends": (
+                "GenerationSettings",
+                "LabelSet",
+                "IntRange",
+                "Ranking",
+                "JsonSchema",
+                "register_sim",
+            ),
+            ".report": ("Report",),
+            # judging a paradigm's events
+            ".judges": ("JudgeTask", "Judging", "Pick"),
+            # errors
+            ".errors": ("BackchannelError", "ConfigError"),
+        },
+    )
 
 if TYPE_CHECKING:
     from backchannel._api import Run, arun, load_experiment, open_run, run
