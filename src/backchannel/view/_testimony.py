@@ -10,22 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from backchannel.paradigms.testimony import outcome_of
+from backchannel.paradigms.testimony import outcome_of, vote_kind
 from backchannel.view._citation_graph import citation_graphs
 from backchannel.view._views import Column, Events, Labels, ParadigmView, register_view
 
 ANALYSED = ("second_key", "member")
-
-
-def vote_kind(value: Any, endpoint: str, decoy: str) -> str:
-    """true, decoy, unknown, other, or failed (no readable vote)."""
-    if not isinstance(value, str):
-        return "failed"
-    if value == endpoint:
-        return "true"
-    if value == decoy:
-        return "decoy"
-    return "unknown" if value == "UNKNOWN" else "other"
 
 
 def _checkpoints(rounds: int) -> list[tuple[str, int]]:

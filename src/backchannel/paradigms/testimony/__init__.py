@@ -34,6 +34,7 @@ from backchannel.paradigms.testimony._protocol import Testimony
 from backchannel.paradigms.testimony._rule import Rejected, assign_slots, build_environment
 from backchannel.paradigms.testimony._settings import TestimonySettings
 from backchannel.paradigms.testimony._verify import check_windows, verify
+from backchannel.paradigms.testimony._votes import vote_kind
 from backchannel.paradigms.testimony._windows import Window, merge, spans, windows_for
 
 __all__ = [
@@ -79,5 +80,6 @@ __all__ = [
     "stories_from_records",
     "testimony_metrics",
     "verify",
+    "vote_kind",
     "windows_for",
 ]
