@@ -100,3 +100,14 @@ def test_the_checks_catch_a_cycle_and_a_private_import() -> None:
     }
     assert private_imports(modules) == [("backchannel.a._x", "backchannel.b._y")]
     assert list(nx.simple_cycles(subpackage_graph(modules))) != []
+
+
+def test_nothing_below_the_front_door_imports_it() -> None:
+    """Modules read the version from `backchannel._version`; importing the front door from
+    inside the package would tie every layer to it."""
+    importers = [m for m, names in _modules().items() if m != PACKAGE and PACKAGE in names]
+    assert importers == []
+
+
+def test_the_package_ships_its_type_information() -> None:
+    assert (SOURCE / "py.typed").is_file()

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from backchannel._lazy import lazy_exports
-
-__version__ = "0.1.0"
+from backchannel._version import __version__
 
 __all__ = [
     "Agent",
