@@ -49,15 +49,25 @@ if TYPE_CHECKING:
         welch_t_test,
         wilcoxon_signed_rank,
     )
+    from backchannel.analysis._typed import (
+        CellRow,
+        Design,
+        Metrics,
+        rows_frame,
+        separation_problems,
+    )
 
 __all__ = [
     "CONVERSATION_BASE_COLUMNS",
     "EVENT_COLUMNS",
     "LABEL_COLUMNS",
     "ZERO_TOLERANCE",
+    "CellRow",
     "Coefficient",
+    "Design",
     "Interval",
     "Kappa",
+    "Metrics",
     "OlsFit",
     "RunTables",
     "TestResult",
@@ -79,6 +89,8 @@ __all__ = [
     "rank_biserial_independent_ci",
     "rank_biserial_paired",
     "rank_biserial_paired_ci",
+    "rows_frame",
+    "separation_problems",
     "sign_test",
     "t_mean_ci",
     "wald_test",
@@ -116,6 +128,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "RunTables",
                 "decode_json",
             ),
+            "._typed": ("CellRow", "Design", "Metrics", "rows_frame", "separation_problems"),
             "._tests": (
                 "ZERO_TOLERANCE",
                 "mann_whitney_u",
