@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from backchannel._runner import ProgressCallback
-    from backchannel.analysis import RunTables
+    from backchannel.analysis import Metrics, RunTables
     from backchannel.experiment import LoadedExperiment
     from backchannel.paradigms import AnalysisOptions, Paradigm
 
@@ -101,7 +101,7 @@ def analysis_options(
 
 def compute_metrics(
     paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions
-) -> dict[str, Any]:
+) -> Metrics | dict[str, Any]:
     """The paradigm's metrics under `options`, after refusing options it does not read and
     judges the run lacks."""
     paradigm.check_options(options)
@@ -235,8 +235,9 @@ class Run:
         judge: str | None = None,
         second_judge: str | None = None,
         threshold: float | None = None,
-    ) -> dict[str, Any]:
-        """The paradigm's metrics (what `backchannel metrics RUN --json` prints)."""
+    ) -> Metrics | dict[str, Any]:
+        """The paradigm's typed results (`as_json()` is what `backchannel metrics RUN --json`
+        prints)."""
         options = analysis_options(judge, second_judge, threshold)
         return compute_metrics(self.paradigm, self.tables, options)
 

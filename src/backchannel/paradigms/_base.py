@@ -16,7 +16,7 @@ from backchannel.paradigms._factors import S, check_factor_names, resolve_cell
 if TYPE_CHECKING:
     import pandas as pd
 
-    from backchannel.analysis import RunTables
+    from backchannel.analysis import Metrics, RunTables
     from backchannel.judges import JudgeTask, Judging, Relabelling, Target
     from backchannel.report import Report
 
@@ -122,12 +122,13 @@ class Paradigm(ABC, Generic[S]):
 
     # analysis -------------------------------------------------------------------------------
     @abstractmethod
-    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
-        """JSON-able figures of a run (what `backchannel metrics RUN --json` prints)."""
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> Metrics | dict[str, Any]:
+        """The run's figures as typed results (a `backchannel.Metrics` subclass whose per-cell
+        rows carry the run's `Design` factors); `--json` prints their `as_json()`."""
 
     @abstractmethod
-    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
-        """Fill the HTML report."""
+    def report(self, tables: RunTables, metrics: Any, report: Report) -> None:
+        """Fill the HTML report from what `metrics` returned."""
 
     def tables(self, tables: RunTables) -> dict[str, pd.DataFrame]:
         """Tidy tables of this paradigm beyond events, labels and conversations, by name
