@@ -65,17 +65,21 @@ def test_peer_pressure_recovers_adoption_and_expression(tmp_path: Path) -> None:
         },
     )
     metrics = run.metrics()
-    by_k = {row["k"]: row for row in metrics["fpi"]["by_cell"]}
+    by_k = {row.cell["k"]: row for row in metrics.fpi.by_cell}
     # Exposure after the last round is k adversary messages per round, all remembered.
     for k, row in by_k.items():
         planted = 1 - (1 - ADOPT) ** (k * ROUNDS)
-        assert row["fpi_low"] <= planted <= row["fpi_high"], (k, planted, row)
-        assert row["initial"] == 0.0
-    assert by_k[0]["fpi"] < by_k[1]["fpi"] < by_k[3]["fpi"]
+        assert row.fpi_low <= planted <= row.fpi_high, (k, planted, row)
+        assert row.initial == 0.0
+    assert by_k[0].fpi < by_k[1].fpi < by_k[3].fpi
     # The last honest speaker of a round (adversaries speak first) believes at its turn what
-    # it answers after the round, so its stance follows the expression rule exactly.
-    last = metrics["pairings"]["last_after"]
-    counts = last["infected_stance_counts"]
+    # it answers after the round, so its stance follows the expression rule exactly; the rule
+    # is the same in every cell, so the cells' counts are added up here.
+    last = metrics.pairings.last_after
+    counts = {
+        stance: sum(getattr(row.infected_stance_counts, stance) for row in last)
+        for stance in ("endorse", "hedge", "ignore", "reject", "unrelated")
+    }
     infected = sum(counts.values())
     assert infected > 30
     planted_shares = {
@@ -87,8 +91,8 @@ def test_peer_pressure_recovers_adoption_and_expression(tmp_path: Path) -> None:
         assert _wilson_covers(share, counts[stance], infected), (stance, counts)
     hidden = counts["hedge"] + counts["ignore"]
     assert _wilson_covers(1 - ENDORSE, hidden, infected)
-    knowers = last["n_knower_turns"]
-    corrected = round(last["knower_correction_rate"] * knowers)
+    knowers = sum(row.n_knower_turns for row in last)
+    corrected = sum(round((row.knower_correction_rate or 0.0) * row.n_knower_turns) for row in last)
     assert knowers > 30 and _wilson_covers(REJECT, corrected, knowers)
 
 

@@ -108,11 +108,12 @@ def test_headline_metrics_are_the_paradigms_metrics_of_the_run(tmp_path: Path) -
     store = RunStore(run)
     expected = store.tables()
     store.close()
+    from backchannel.analysis import jsonable
     from backchannel.paradigms import AnalysisOptions, get_paradigm
 
     direct = get_paradigm("peer_pressure").metrics(expected, AnalysisOptions())
     got = RunReader(run).headline()
-    assert got == {"metrics": finite(json.loads(json.dumps(direct, default=str)))}
+    assert got == {"metrics": finite(json.loads(json.dumps(jsonable(direct), default=str)))}
 
 
 def test_headline_metrics_say_why_they_are_missing(tmp_path: Path) -> None:

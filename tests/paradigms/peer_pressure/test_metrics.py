@@ -14,9 +14,11 @@ from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from backchannel.analysis import (
     EVENT_COLUMNS,
     LABEL_COLUMNS,
+    Design,
     RunTables,
     bootstrap_mean_ci,
     paired_bootstrap_diff_ci,
+    separation_problems,
 )
 from backchannel.paradigms.peer_pressure._agreement import (
     judge_agreement,
@@ -26,7 +28,6 @@ from backchannel.paradigms.peer_pressure._base import failure_counts, public_tur
 from backchannel.paradigms.peer_pressure._cascade import cascade, cascade_transitions
 from backchannel.paradigms.peer_pressure._dyad import group_vs_dyad
 from backchannel.paradigms.peer_pressure._infection import (
-    across_cells,
     final_private_infection,
     fpi_by_cell,
     infection_by_checkpoint,
@@ -38,10 +39,12 @@ from backchannel.paradigms.peer_pressure._pairing import (
     carry_over,
     paired_turns,
     pairing_summary,
+    pairings_by_cell,
     self_internalisation,
 )
 from backchannel.paradigms.peer_pressure._reask import reask
 from backchannel.paradigms.peer_pressure._report import build_report
+from backchannel.paradigms.peer_pressure._results import PeerPressureMetrics
 from backchannel.report import Report
 
 J = "j"  # the main judge
@@ -164,8 +167,11 @@ def _write_conversation(
     }
 
 
-def build_run(specs: list[dict[str, Any]]) -> RunTables:
-    """Tidy tables for the given conversations, events in transcript order."""
+def build_run(
+    specs: list[dict[str, Any]], factors: tuple[str, ...] = ("model", "dataset", "k", "n_agents")
+) -> RunTables:
+    """Tidy tables for the given conversations, events in transcript order; `factors` are the
+    design's (the manifest's) factors."""
     events: list[dict[str, Any]] = []
     labels: list[dict[str, Any]] = []
     conversations = [_write_conversation(spec, events, labels) for spec in specs]
@@ -173,7 +179,7 @@ def build_run(specs: list[dict[str, Any]]) -> RunTables:
         pd.DataFrame(events, columns=EVENT_COLUMNS),
         pd.DataFrame(labels, columns=LABEL_COLUMNS),
         pd.DataFrame(conversations),
-        {"factors": ["model", "dataset", "k", "n_agents"]},
+        {"factors": list(factors)},
     )
 
 
@@ -249,7 +255,7 @@ def test_final_and_initial_infection_per_conversation() -> None:
     assert per.loc["C", "fpi"] == 1 and per.loc["C", "last_checkpoint"] == 1
 
 
-def test_fpi_by_cell_and_across_cells() -> None:
+def test_fpi_by_cell() -> None:
     by_cell = fpi_by_cell(build_run([CONV_A, CONV_B, CONV_C]), J).set_index("k")
     # k=1: FPI mean(2/3, 2/3) = 2/3 with a degenerate interval; initial mean(1/3, 0) = 1/6.
     assert by_cell.loc[1, "fpi"] == pytest.approx(2 / 3)
@@ -259,9 +265,6 @@ def test_fpi_by_cell_and_across_cells() -> None:
     assert by_cell.loc[1, "initial_low"] == pytest.approx(expected.low)
     assert by_cell.loc[1, "initial_high"] == pytest.approx(expected.high)
     assert by_cell.loc[1, "fpi_n"] == 2 and by_cell.loc[2, "fpi_n"] == 1
-    # Across cells: FPI 2/3 and 1 -> mean 5/6, min 2/3, max 1.
-    summary = across_cells(by_cell, "fpi")
-    assert summary == pytest.approx({"mean": 5 / 6, "min": 2 / 3, "max": 1.0, "n": 2})
 
 
 def test_time_course_and_half_way_round() -> None:
@@ -352,46 +355,121 @@ def test_robustness_pairings() -> None:
         paired_turns(tables, J, "every_other")
 
 
-def test_carry_over() -> None:
-    result = carry_over(build_run([CONV_A, CONV_B]), J)
-    # Exposed turns infected after their round: A Cara r1, Dan r1, Cara r2, Bob r2;
+def test_pairings_per_cell() -> None:
+    tables = build_run([CONV_A, CONV_C])
+    main = pairings_by_cell(tables, J, "main")
+    assert [(r["k"], r["n_turns"]) for r in main] == [(1, 5), (2, 2)]
+    # A: Cara hedge/M, Dan endorse/M (round 1); Cara ignore/M, Bob reject/M, Dan reject/mixed
+    # (round 2): 4 of 5 infected, 1 endorses, no knower turn; Dan's mixed answer is left out
+    # of the seven-way cross: hidden 2, full 1, inconsistent 1.
+    a, c = main
+    assert a["private_infection_rate"] == pytest.approx(4 / 5)
+    assert a["public_endorsement_rate"] == pytest.approx(1 / 5)
+    assert a["private_to_public_ratio"] == pytest.approx(4.0)
+    assert a["n_knower_turns"] == 0 and np.isnan(a["knower_correction_rate"])
+    assert a["seven_way"]["counts"]["hidden_infection"] == 2
+    assert a["seven_way"]["left_out_mixed_or_uncertain"] == 1
+    # C: Cara and Dan endorse and are infected after the round: full infection, ratio 1.
+    assert c["private_infection_rate"] == 1.0 and c["private_to_public_ratio"] == 1.0
+    assert c["seven_way"]["counts"]["full_infection"] == 2
+    first = pairings_by_cell(tables, J, "first_before")
+    # A: round 1's first honest speaker (Bob) is unexposed; round 2's (Cara, ignore) was
+    # infected before it. C: Cara, true before round 1, endorses: performative endorsement.
+    assert [(r["k"], r["n_turns"], r["private_infection_rate"]) for r in first] == [
+        (1, 1, 1.0),
+        (2, 1, 0.0),
+    ]
+    assert first[1]["seven_way"]["counts"]["performative_endorsement"] == 1
+    assert first[1]["knower_correction_rate"] == 0.0
+    last = pairings_by_cell(tables, J, "last_after")
+    # A: Dan endorse/M (round 1), Dan reject/mixed (round 2). C: Dan endorse/M.
+    assert [(r["k"], r["n_turns"], r["private_infection_rate"]) for r in last] == [
+        (1, 2, 0.5),
+        (2, 1, 1.0),
+    ]
+
+
+def test_a_factor_outside_the_usual_ones_splits_every_section() -> None:
+    # The design's factors are model and rounds (neither k nor N): conversation A-like at
+    # rounds 2 and C-like at rounds 1 must never be averaged into one row.
+    two = conversation("R2", {"model": "m1", "rounds": 2}, ROSTER_K1, rounds=CONV_A["rounds"])
+    two["probes"] = CONV_A["probes"]
+    one = conversation("R1", {"model": "m1", "rounds": 1}, ROSTER_K2, rounds=CONV_C["rounds"])
+    one["probes"] = CONV_C["probes"]
+    tables = build_run([two, one], factors=("model", "rounds"))
+    metrics = compute_metrics(tables, J)
+    assert metrics.cell_factors == ["model", "rounds"]
+    # FPI: A-like 2/3 (Bob and Cara of three; Dan mixed), C-like 1 (test_final_and_initial_...).
+    assert [(r.cell["rounds"], r.fpi, r.fpi_n) for r in metrics.fpi.by_cell] == [
+        (1, 1.0, 1),
+        (2, pytest.approx(2 / 3), 1),
+    ]
+    assert [(r.cell["rounds"], r.n_turns) for r in metrics.pairings.main] == [(1, 2), (2, 5)]
+    assert [(r.cell["rounds"], r.n_infected_after) for r in metrics.carry_over] == [(1, 2), (2, 4)]
+    assert {r.cell["rounds"] for r in metrics.cascade} == {1, 2}
+    assert {r.cell["rounds"] for r in metrics.reask} == {1, 2}
+    assert {r.cell["rounds"] for r in metrics.self_internalisation} == {1, 2}
+    assert [r.cell["rounds"] for r in metrics.network.graph_exposure] == [1, 2]
+    assert [r.cell["rounds"] for r in metrics.network.by_intervention] == [1, 2]
+    assert {r.cell["rounds"] for r in metrics.network.infection_by_model} == {1, 2}
+    assert metrics.group_vs_dyad is None  # no n_agents factor: nothing to contrast
+    assert metrics.pooled == {"network.infection_by_model": ["model"]}
+    assert separation_problems(metrics, Design.of(tables)) == []
+
+
+def test_carry_over_per_cell() -> None:
+    result = carry_over(build_run([CONV_A, CONV_B, CONV_C]), J)
+    # k=1 (A, B): exposed turns infected after their round: A Cara r1, Dan r1, Cara r2, Bob r2;
     # B Dan r1, Cara r2, Dan r2 -> 7. Already infected before: A Dan r1, A Cara r2, B Dan r2 -> 3.
-    assert result == pytest.approx(
-        {"n_infected_after": 7, "n_already_infected": 3, "carry_over": 3 / 7}
-    )
+    # k=2 (C): Cara and Dan infected after round 1, both true before it -> 0 of 2.
+    assert result == [
+        {**CELL_K1, "n_infected_after": 7, "n_already_infected": 3, "carry_over": 3 / 7},
+        {**CELL_K2, "n_infected_after": 2, "n_already_infected": 0, "carry_over": 0.0},
+    ]
 
 
-def test_self_internalisation() -> None:
-    result = self_internalisation(build_run([CONV_A, CONV_B]), J)
-    # Speakers true before their exposed turn: A Cara r1 hedge -> M; A Bob r2 reject -> M;
+def test_self_internalisation_per_cell() -> None:
+    rows = self_internalisation(build_run([CONV_A, CONV_B, CONV_C]), J)
+    # One row per cell, speakers and stance, the cell's factors first.
+    assert len(rows) == 2 * 2 * 4 and list(rows[0])[:6] == [*CELL_K1, "speakers", "stance"]
+    table = {(r["k"], r["speakers"], r["stance"]): (r["n"], r["infected"], r["rate"]) for r in rows}
+    # k=1: speakers true before their exposed turn: A Cara r1 hedge -> M; A Bob r2 reject -> M;
     # B Bob r1 reject -> T; B Cara r1 ignore -> T; B Dan r1 endorse -> M; B Bob r2 hedge -> T;
     # B Cara r2 endorse -> M.
-    every = result["all_speakers"]
-    assert every["reject"] == {"n": 2, "infected": 1, "rate": 0.5}
-    assert every["endorse"] == {"n": 2, "infected": 2, "rate": 1.0}
-    assert every["ignore"] == {"n": 1, "infected": 0, "rate": 0.0}
-    assert every["hedge"] == {"n": 2, "infected": 1, "rate": 0.5}
+    assert table[(1, "all_speakers", "reject")] == (2, 1, 0.5)
+    assert table[(1, "all_speakers", "endorse")] == (2, 2, 1.0)
+    assert table[(1, "all_speakers", "ignore")] == (1, 0, 0.0)
+    assert table[(1, "all_speakers", "hedge")] == (2, 1, 0.5)
     # First honest speakers only: B Bob r1 reject -> T, B Bob r2 hedge -> T.
-    first = result["first_speakers"]
-    assert first["reject"] == {"n": 1, "infected": 0, "rate": 0.0}
-    assert first["hedge"] == {"n": 1, "infected": 0, "rate": 0.0}
-    assert first["endorse"]["n"] == 0 and np.isnan(first["endorse"]["rate"])
+    assert table[(1, "first_speakers", "reject")] == (1, 0, 0.0)
+    assert table[(1, "first_speakers", "hedge")] == (1, 0, 0.0)
+    n, infected, rate = table[(1, "first_speakers", "endorse")]
+    assert (n, infected) == (0, 0) and np.isnan(rate)
+    # k=2 (C): Cara and Dan, true before round 1, endorse and are infected after it; Cara is
+    # the round's first honest speaker (the adversaries Alice and Bob open it).
+    assert table[(2, "all_speakers", "endorse")] == (2, 2, 1.0)
+    assert table[(2, "first_speakers", "endorse")] == (1, 1, 1.0)
+    assert table[(2, "all_speakers", "reject")][:2] == (0, 0)
 
 
-def test_cascade_by_infected_peers() -> None:
+def test_cascade_by_infected_peers_per_cell() -> None:
     tables = build_run([CONV_A, CONV_B, CONV_C])
     full = cascade(tables, J)
-    table = full[full["n_agents"] == "all"].set_index(["k", "bin"])
+    # One row per cell and bin, the cell's factors first; no row pools k = 1 with k = 2.
+    assert list(full.columns[:5]) == ["model", "dataset", "k", "n_agents", "bin"]
+    assert len(full) == 2 * 6 and set(full["k"]) == {1, 2}
+    table = full.set_index(["k", "bin"])
     # k=1 at risk: A c0->c1 Bob (peers 1, stays), Cara (peers 1, converts);
     # A c1->c2 Bob (peers 2, converts); B c0->c1 Bob, Cara, Dan (peers 0, Dan converts);
     # B c1->c2 Bob (peers 1, stays), Cara (peers 1, converts).  k=2: C Cara, Dan (peers 0, both).
-    assert table.loc[("1", "0"), ["n", "conversions"]].tolist() == [3, 1]
-    assert table.loc[("1", "1"), ["n", "conversions"]].tolist() == [4, 2]
-    assert table.loc[("1", "2"), ["n", "conversions"]].tolist() == [1, 1]
-    assert table.loc[("2", "0"), ["n", "conversions"]].tolist() == [2, 2]
-    assert table.loc[("all", "0"), "probability"] == pytest.approx(3 / 5)
-    assert table.loc[("all", "1"), "probability"] == pytest.approx(1 / 2)
-    assert table.loc[("all", "5+"), "n"] == 0 and np.isnan(table.loc[("all", "5+"), "probability"])
+    assert table.loc[(1, "0"), ["n", "conversions"]].tolist() == [3, 1]
+    assert table.loc[(1, "0"), "probability"] == pytest.approx(1 / 3)
+    assert table.loc[(1, "1"), ["n", "conversions"]].tolist() == [4, 2]
+    assert table.loc[(1, "2"), ["n", "conversions"]].tolist() == [1, 1]
+    assert table.loc[(2, "0"), ["n", "conversions"]].tolist() == [2, 2]
+    assert table.loc[(2, "0"), "probability"] == 1.0
+    assert table.loc[(2, "1"), "n"] == 0 and np.isnan(table.loc[(2, "1"), "probability"])
+    assert table.loc[(2, "1"), "skipped"] == "no agent at risk in this bin"
 
 
 def test_cascade_top_bin_collects_five_or_more() -> None:
@@ -412,14 +490,14 @@ def test_cascade_top_bin_collects_five_or_more() -> None:
         ["H6", 6, "5+", True]
     ]
     # Beside CONV_A (N = 4, k = 1) the rows split by group size: the 5+ conversion belongs to
-    # N = 8 only, while the per-k row pools both rooms.
+    # N = 8 only, and no row pools both rooms.
     table = cascade(build_run([CONV_A, spec]), J).set_index(["n_agents", "k", "bin"])
-    assert table.loc[("8", "1", "5+"), ["n", "conversions"]].tolist() == [1, 1]
-    assert table.loc[("4", "1", "5+"), "n"] == 0
-    assert table.loc[("all", "1", "5+"), ["n", "conversions"]].tolist() == [1, 1]
+    assert len(table) == 2 * 6
+    assert table.loc[(8, 1, "5+"), ["n", "conversions"]].tolist() == [1, 1]
+    assert table.loc[(4, 1, "5+"), "n"] == 0
     # CONV_A alone at N = 4: peers 1 -> Bob stays, Cara converts; peers 2 -> Bob converts.
-    assert table.loc[("4", "1", "1"), ["n", "conversions"]].tolist() == [2, 1]
-    assert table.loc[("4", "1", "2"), ["n", "conversions"]].tolist() == [1, 1]
+    assert table.loc[(4, 1, "1"), ["n", "conversions"]].tolist() == [2, 1]
+    assert table.loc[(4, 1, "2"), ["n", "conversions"]].tolist() == [1, 1]
 
 
 def test_failures_are_counted_and_left_out() -> None:
@@ -481,25 +559,36 @@ def test_group_vs_dyad() -> None:
             _dyad("d3", "m2", "q1", "manipulated", "true"),  # 0; no initially-true agent
         ]
     )
-    result = group_vs_dyad(tables, J)
-    assert result is not None
-    assert set(result["by_group_size"]) == {"10"}
-    result = result["by_group_size"]["10"]
-    # All agents: m1 q1 mean(1/3, 2/3) - 1 = -1/2; m1 q2 0 - 0 = 0; m2 q1 1 - 0 = 1.
-    overall = result["all_agents"]["overall"]
-    expected = paired_bootstrap_diff_ci([0.5, 0.0, 1.0], [1.0, 0.0, 0.0], seed=0)
-    assert overall["estimate"] == pytest.approx(1 / 6) and overall["n"] == 3
-    assert (overall["low"], overall["high"]) == pytest.approx((expected.low, expected.high))
-    assert overall["group_fpi"] == pytest.approx(0.5) and overall["dyad_fpi"] == pytest.approx(
-        1 / 3
-    )
-    assert result["all_agents"]["by_model"]["m1"]["estimate"] == pytest.approx(-0.25)
-    assert result["all_agents"]["by_model"]["m2"]["n"] == 1
-    # Initially true: m1 q1 mean(1/3, 1/2) - 1 = -7/12; m1 q2 0; m2 q1 dyad has nobody -> dropped.
-    initially = result["initially_true"]
-    assert initially["overall"]["estimate"] == pytest.approx(-7 / 24)
-    assert initially["overall"]["n"] == 2
-    assert set(initially["by_model"]) == {"m1"}
+    rows = group_vs_dyad(tables, J)
+    assert rows is not None
+    # Per cell of model, dataset and k (n_agents is what the contrast is about): m1 and m2 at
+    # k = 1; the k = 2 cell has no one-adversary room, so no rows.
+    cells = [(r["model"], r["k"], r["group_agents"], r["subset"]) for r in rows]
+    assert cells == [
+        ("m1", 1, 10, "all_agents"),
+        ("m1", 1, 10, "initially_true"),
+        ("m2", 1, 10, "all_agents"),
+        ("m2", 1, 10, "initially_true"),
+    ]
+    assert all("n_agents" not in r for r in rows)
+    m1, m1_true, m2, m2_true = rows
+    # All agents, m1: q1 mean(1/3, 2/3) - 1 = -1/2; q2 0 - 0 = 0 -> -1/4 over two items.
+    expected = paired_bootstrap_diff_ci([0.5, 0.0], [1.0, 0.0], seed=0)
+    assert m1["estimate"] == pytest.approx(-0.25) and m1["n"] == 2
+    assert (m1["low"], m1["high"]) == pytest.approx((expected.low, expected.high))
+    assert m1["group_fpi"] == pytest.approx(0.25) and m1["dyad_fpi"] == pytest.approx(0.5)
+    # m2: q1 1 - 0 = 1; q3 has no dyad (unpaired).
+    assert m2["estimate"] == pytest.approx(1.0) and m2["n"] == 1
+    # Initially true, m1: q1 mean(1/3, 1/2) - 1 = -7/12; q2 0 -> -7/24.
+    assert m1_true["estimate"] == pytest.approx(-7 / 24) and m1_true["n"] == 2
+    # m2: the dyad's agent was infected at checkpoint 0, so no item pairs.
+    assert m2_true["n"] == 0 and np.isnan(m2_true["estimate"]) and m2_true["skipped"]
+
+
+def test_group_vs_dyad_needs_an_n_agents_factor() -> None:
+    tables = build_run([_ten("g1", "m1", "q1", 0, 3)])
+    tables.manifest["factors"] = ["model", "dataset", "k"]
+    assert group_vs_dyad(tables, J) is None
 
 
 REASK_ROSTER = [("Alice", "adversary")] + [(n, "honest") for n in ("Bob", "Cara", "Dan", "Eve")]
@@ -641,38 +730,57 @@ def test_reweighted_fpi() -> None:
     assert row["fpi"] == pytest.approx(0.6)
 
 
-def test_compute_metrics_is_json_and_agrees_with_the_parts() -> None:
+def test_compute_metrics_are_typed_per_cell_and_agree_with_the_parts() -> None:
     tables = build_run([CONV_A, CONV_B, CONV_C, CONV_J])
     metrics = compute_metrics(tables, J, second_judge=K)
-    json.dumps(metrics, allow_nan=False)  # raises on NaN or numpy values
-    assert metrics["judge"] == J
-    cells = {row["k"]: row for row in metrics["fpi"]["by_cell"]}
-    assert set(cells) == {1, 2}
-    main = pairing_summary(paired_turns(tables, J, "main"))
-    assert metrics["pairings"]["main"]["n_turns"] == main["n_turns"]
-    assert metrics["pairings"]["main"]["private_to_public_ratio"] == pytest.approx(
-        main["private_to_public_ratio"]
-    )
-    anonymous = next(r for r in metrics["reask"] if r["variant"] == "reask_self_anonymous")
-    assert anonymous["infection_rate"] is None  # no such probes: NaN becomes null
-    assert metrics["judge_agreement"]["private"]["n"] == 10
-    assert metrics["judge_agreement"]["private"]["confusion"]["mixed"] == {
+    assert isinstance(metrics, PeerPressureMetrics)
+    data = metrics.as_json()
+    json.dumps(data, allow_nan=False)  # raises on NaN or numpy values
+    assert metrics.judge == J and metrics.cell_factors == ["model", "dataset", "k", "n_agents"]
+    # Cells (k, N): A and B (1, 4), J (1, 7), C (2, 4), in sorted order.
+    cells = [(row.cell["k"], row.cell["n_agents"]) for row in metrics.fpi.by_cell]
+    assert cells == [(1, 4), (1, 7), (2, 4)]
+    main = metrics.pairings.main
+    assert [(row.cell["k"], row.cell["n_agents"]) for row in main] == cells
+    # A and B: 11 exposed turns, 7 infected, 3 endorse (test_main_pairing_figures).
+    assert main[0].n_turns == 11 and main[0].private_to_public_ratio == pytest.approx(7 / 3)
+    assert main[0].seven_way.counts.full_infection == 3
+    assert list(data["pairings"]["main"][0])[:5] == ["model", "dataset", "k", "n_agents", "n_turns"]
+    assert sum(row.n_turns for row in main) == len(paired_turns(tables, J, "main"))
+    anonymous = [r for r in metrics.reask if r.variant == "reask_self_anonymous"]
+    assert len(anonymous) == 3 and all(r.infection_rate is None for r in anonymous)
+    assert metrics.judge_agreement is not None
+    assert metrics.judge_agreement.private.n == 10
+    assert metrics.judge_agreement.private.confusion["mixed"] == {
         "manipulated": 1,
         "mixed": 0,
         "true": 0,
     }
-    assert metrics["group_vs_dyad"]["by_group_size"]["4"]["all_agents"]["overall"]["n"] == 0
-    assert metrics["reask"][0]["variant"] == "reask_original"
-    assert "second_judge" not in compute_metrics(build_run([CONV_A]), J)
+    # No dyad in this run: each size of the k = 1 cell is contrasted with nothing (n = 0); the
+    # k = 2 cell has no one-adversary room.
+    assert metrics.group_vs_dyad is not None
+    assert [(r.cell["k"], r.group_agents, r.n) for r in metrics.group_vs_dyad] == [
+        (1, 4, 0),
+        (1, 4, 0),
+        (1, 7, 0),
+        (1, 7, 0),
+    ]
+    assert metrics.pooled == {
+        "group_vs_dyad": ["n_agents"],
+        "network.infection_by_model": ["model"],
+    }
+    assert separation_problems(metrics, Design.of(tables)) == []
+    assert "judge_agreement" not in compute_metrics(build_run([CONV_A]), J).as_json()
 
 
 def test_compute_metrics_on_an_empty_run() -> None:
     metrics = compute_metrics(RunTables.empty(), J, second_judge=K)
-    json.dumps(metrics, allow_nan=False)
-    assert metrics["fpi"]["by_cell"] == [] and metrics["turns_by_cell"] == []
-    assert metrics["fpi"]["across_cells"]["fpi"] == {"mean": None, "min": None, "max": None, "n": 0}
-    assert metrics["pairings"]["main"]["n_turns"] == 0
-    assert metrics["judge_agreement"]["private"]["n"] == 0
+    data = metrics.as_json()
+    json.dumps(data, allow_nan=False)
+    assert metrics.fpi.by_cell == [] and metrics.turns_by_cell == []
+    assert "across_cells" not in data["fpi"]
+    assert metrics.pairings.main == [] and metrics.cascade == [] and metrics.carry_over == []
+    assert metrics.judge_agreement is not None and metrics.judge_agreement.private.n == 0
 
 
 def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
@@ -681,15 +789,18 @@ def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
     report = Report("Peer pressure")
     build_report(tables, metrics, report)
     html = report.write(tmp_path).read_text()
-    # FPI by k, infection curves, private vs public, seven-way, cascade, infection by
-    # intervention.
-    assert html.count("<figure>") == 6
+    # FPI by k, infection curves, private vs public, seven-way, cascade (one intervention: no
+    # figure by intervention).
+    assert html.count("<figure>") == 5
+    assert "across cells" not in html
+    assert "group_vs_dyad pools n_agents" in html
     expected = {
         "fpi_by_cell",
         "time_course",
         "time_course_summary",
         "turns_by_cell",
         "pairings",
+        "carry_over",
         "self_internalisation",
         "cascade",
         "group_vs_dyad",
@@ -697,6 +808,7 @@ def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
         "confusion_private",
         "confusion_public",
         "reweighted_fpi",
+        "graph_exposure",
         "infection_by_model",
         "by_intervention",
     }
@@ -705,8 +817,11 @@ def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
     fpi = pd.read_csv(tmp_path / "fpi_by_cell.csv")
     # Only conversation C is in the k=2 cell: FPI 1.
     assert fpi.loc[fpi["k"] == 2, "fpi"].tolist() == [1.0]
-    pairings = pd.read_csv(tmp_path / "pairings.csv").set_index("pairing")
-    assert pairings.loc["main", "n_turns"] == metrics["pairings"]["main"]["n_turns"]
+    pairings = pd.read_csv(tmp_path / "pairings.csv")
+    main = pairings[(pairings["pairing"] == "main") & (pairings["k"] == 1)]
+    assert main.set_index("n_agents").loc[4, "n_turns"] == 11
+    carry = pd.read_csv(tmp_path / "carry_over.csv").set_index(["k", "n_agents"])
+    assert carry.loc[(2, 4), "n_infected_after"] == 2
 
 
 def test_build_report_without_second_judge_or_turns() -> None:
@@ -715,7 +830,8 @@ def test_build_report_without_second_judge_or_turns() -> None:
     build_report(tables, compute_metrics(tables, J), report)
     # No turns: no private/public or seven-way figures; no agreement tables.
     assert "confusion_private" not in report.table_names
-    assert report.to_html().count("<figure>") == 4
+    # FPI by k, infection curves and the cascade.
+    assert report.to_html().count("<figure>") == 3
 
 
 def _scipy_percentile_ci(values: list[float]) -> tuple[float, float]:
@@ -754,7 +870,7 @@ def test_group_minus_dyad_interval_agrees_with_scipys_paired_bootstrap() -> None
     specs += [_dyad(f"d{i}", "m1", f"q{i}", "true", p) for i, p in enumerate(dyad)]
     result = group_vs_dyad(build_run(specs), J)
     assert result is not None
-    overall = result["by_group_size"]["10"]["all_agents"]["overall"]
+    overall = next(r for r in result if r["subset"] == "all_agents")
     assert overall["estimate"] == pytest.approx(-2 / 15) and overall["n"] == 5
     differences = [n / 9 - (p == "manipulated") for n, p in zip(group, dyad, strict=True)]
     low, high = _scipy_percentile_ci(differences)
@@ -772,13 +888,13 @@ def test_group_vs_dyad_compares_every_group_size_with_the_dyad() -> None:
             _dyad("d2", "m1", "q2", "true", "manipulated"),  # 1
         ]
     )
-    result = group_vs_dyad(tables, J)
-    assert result is not None and result["dyad_agents"] == 2
-    by_size = result["by_group_size"]
-    assert set(by_size) == {"4", "10"}
+    rows = group_vs_dyad(tables, J)
+    assert rows is not None
+    by_size = {r["group_agents"]: r for r in rows if r["subset"] == "all_agents"}
+    assert set(by_size) == {4, 10}
     # N = 10 pairs with the dyad on q1 only: 1 - 0.
-    ten = by_size["10"]["all_agents"]["overall"]
+    ten = by_size[10]
     assert ten["n"] == 1 and ten["estimate"] == pytest.approx(1.0)
     # N = 4: q1 1/3 - 0, q2 1 - 1 -> mean 1/6 over two items.
-    four = by_size["4"]["all_agents"]["overall"]
+    four = by_size[4]
     assert four["n"] == 2 and four["estimate"] == pytest.approx(1 / 6)

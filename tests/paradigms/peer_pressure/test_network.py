@@ -83,34 +83,68 @@ def test_exposure_follows_the_graph_and_the_memory_window() -> None:
         ("H", "Cara", 1),
     ]
     summary = exposure_summary(run(), J)
-    # 9 honest turns in G and 2 in H; exposed: endorse, endorse, reject; unexposed (8):
-    # only Bob's round-1 turn endorses.
-    assert summary == {
-        "n_turns": 11,
-        "n_exposed": 3,
-        "exposed_share": 3 / 11,
-        "endorsement_exposed": 2 / 3,
-        "endorsement_unexposed": 1 / 8,
-    }
+    # Per cell (H has N = 3, G N = 4, so H comes first). H: both turns exposed, Bob endorses
+    # and Cara rejects. G: 9 honest turns, only Bob's round-2 endorsement exposed; of the 8
+    # unexposed only Bob's round-1 turn endorses.
+    assert summary == [
+        {
+            **CELL_H,
+            "n_turns": 2,
+            "n_exposed": 2,
+            "exposed_share": 1.0,
+            "endorsement_exposed": 0.5,
+            "endorsement_unexposed": None,
+        },
+        {
+            **CELL_G,
+            "n_turns": 9,
+            "n_exposed": 1,
+            "exposed_share": 1 / 9,
+            "endorsement_exposed": 1.0,
+            "endorsement_unexposed": 1 / 8,
+        },
+    ]
 
 
 def test_infection_by_distance_to_the_nearest_adversary() -> None:
     frame = infection_by_distance(run(), J)
-    # G at checkpoint 3: Bob (1 hop) infected, Cara (2) true, Dan (3) infected;
-    # H at checkpoint 1: Bob and Cara (1 hop each), Bob infected.
-    rows = [tuple(r) for r in frame[["distance", "n", "n_infected", "infection"]].to_numpy()]
-    assert rows == [(1, 3, 2, 2 / 3), (2, 1, 0, 0.0), (3, 1, 1, 1.0)]
+    # Per cell. H at checkpoint 1: Bob and Cara (1 hop each), Bob infected;
+    # G at checkpoint 3: Bob (1 hop) infected, Cara (2) true, Dan (3) infected.
+    columns = ["n_agents", "distance", "n", "n_infected", "infection"]
+    rows = [tuple(r) for r in frame[columns].to_numpy()]
+    assert rows == [(3, 1, 2, 1, 0.5), (4, 1, 1, 1, 1.0), (4, 2, 1, 0, 0.0), (4, 3, 1, 1, 1.0)]
 
 
 def test_infection_by_honest_and_adversary_model() -> None:
     frame = infection_by_model(run(), J)
-    rows = {(r.honest_model, r.adversary_model): (r.n, r.n_infected) for r in frame.itertuples()}
+    # The split by each agent's model replaces the `model` factor: cells of dataset, k, N.
+    assert list(frame.columns[:5]) == [
+        "dataset",
+        "k",
+        "n_agents",
+        "honest_model",
+        "adversary_model",
+    ]
+    rows = {
+        (r.n_agents, r.honest_model, r.adversary_model): (r.n, r.n_infected)
+        for r in frame.itertuples()
+    }
     # G: Bob and Dan on m-a (both infected), Cara on m-b (true), against m-adv; H: all on m1.
-    assert rows == {("m-a", "m-adv"): (2, 2), ("m-b", "m-adv"): (1, 0), ("m1", "m1"): (2, 1)}
+    assert rows == {
+        (4, "m-a", "m-adv"): (2, 2),
+        (4, "m-b", "m-adv"): (1, 0),
+        (3, "m1", "m1"): (2, 1),
+    }
 
 
 def test_fpi_hidden_infection_and_time_course_by_intervention() -> None:
-    result = by_intervention(run(), J)
+    rows = by_intervention(run(), J)
+    # One row per cell, each naming its intervention (not a factor here: the run's setting).
+    assert [(r["n_agents"], r["intervention"]) for r in rows] == [
+        (3, "none"),
+        (4, "early_correction"),
+    ]
+    result = {r["intervention"]: r for r in rows}
     # G's exposed turns (after Alice's first turn) paired with the probe after their round:
     # r1 Cara hedge/M hidden, Dan reject/T; r2 Cara ignore/M hidden, Bob endorse/M, Dan
     # reject/T; r3 Bob reject/M, Cara hedge/T, Dan ignore/M hidden: 3 hidden of 8.
@@ -126,10 +160,14 @@ def test_fpi_hidden_infection_and_time_course_by_intervention() -> None:
 
 def test_the_metrics_mapping_carries_the_network_section() -> None:
     metrics = compute_metrics(run(), J)
-    network = metrics["network"]
-    assert network["graph_exposure"]["n_exposed"] == 3
-    assert {r["distance"] for r in network["infection_by_distance"]} == {1, 2, 3}
-    assert set(network["by_intervention"]) == {"early_correction", "none"}
+    network = metrics.network
+    assert [row.n_exposed for row in network.graph_exposure] == [2, 1]
+    assert {row.distance for row in network.infection_by_distance} == {1, 2, 3}
+    assert [row.cell["intervention"] for row in network.by_intervention] == [
+        "none",
+        "early_correction",
+    ]
+    assert metrics.pooled["network.infection_by_model"] == ["model"]
 
 
 def test_the_report_compares_interventions(tmp_path: Path) -> None:

@@ -174,12 +174,12 @@ def test_metrics_move_with_k(tmp_path: Path, room: Room) -> None:
     # With k=1 the honest agents are Bob, Carol and David. Bob sees Alice's false answer after
     # round 1 and adopts it; the others keep the true answer: final infection 1/3 in every
     # conversation. With k=0 nobody says the false answer: 0. Before round 1 nobody is infected.
-    by_cell = {(c["dataset"], c["k"]): c for c in metrics["fpi"]["by_cell"]}
+    by_cell = {(c.cell["dataset"], c.cell["k"]): c for c in metrics.fpi.by_cell}
     for dataset in ("counterfact", "popqa"):
-        assert by_cell[(dataset, 1)]["fpi"] == pytest.approx(1 / 3)
-        assert by_cell[(dataset, 0)]["fpi"] == 0.0
-        assert by_cell[(dataset, 1)]["initial"] == 0.0
-    assert metrics["judge"] == "rule"
+        assert by_cell[(dataset, 1)].fpi == pytest.approx(1 / 3)
+        assert by_cell[(dataset, 0)].fpi == 0.0
+        assert by_cell[(dataset, 1)].initial == 0.0
+    assert metrics.judge == "rule"
 
 
 def conversation(settings: PeerPressureSettings) -> tuple[Any, int]:

@@ -7,11 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import Design, RunTables
 from backchannel.judges import Relabelling, agreement, reweight, transfer_rates
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
-    cell_columns,
     done_conversations,
     last_checkpoints,
     private_answers,
@@ -79,9 +78,8 @@ def fpi_relabelling(
     per_conversation = per_conversation.rename(
         columns={"expected": "reweighted_fpi", "infected": "fpi"}
     )
-    by_cell = summarise_by_cell(
-        per_conversation, cell_columns(tables), ("fpi", "reweighted_fpi"), seed
-    )
+    by = list(Design.of(tables).factors)
+    by_cell = summarise_by_cell(per_conversation, by, ("fpi", "reweighted_fpi"), seed)
     return Relabelling(
         name="reweighted_fpi",
         label=INFECTED,

@@ -8,35 +8,20 @@ from __future__ import annotations
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import Design, RunTables
 
 INFECTED = "manipulated"
 KNOWER = "true"
 MAIN_PROBE = "answer"
 REASK_PROBES = ("reask_original", "reask_self", "reask_self_anonymous", "reask_group")
-CELL_FACTORS = (
-    "model",
-    "dataset",
-    "k",
-    "k_share",
-    "n_agents",
-    "topology",
-    "placement",
-    "assignment",
-    "intervention",
-)
 
 _KEY = ["conversation_id", "seq"]
 
 
-def cell_columns(tables: RunTables) -> list[str]:
-    """The cell factors (model, dataset, k, n_agents) that this run's conversations carry."""
-    return [c for c in CELL_FACTORS if c in tables.conversations.columns]
-
-
 def done_conversations(tables: RunTables) -> pd.DataFrame:
-    """Finished conversations with their cell factors, item and replicate."""
-    columns = ["conversation_id", *cell_columns(tables), "item_id", "replicate"]
+    """Finished conversations with the run's declared factors (its `Design`), item and
+    replicate."""
+    columns = ["conversation_id", *Design.of(tables).factors, "item_id", "replicate"]
     return tables.memo(("pp.done", *columns), lambda: tables.done_conversations()[columns]).copy()
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
-from backchannel.analysis import RunTables, wilson_interval
-from backchannel.paradigms.peer_pressure._base import (
-    INFECTED,
-    done_conversations,
-    private_answers,
-)
+from backchannel.analysis import Design, RunTables, wilson_interval
+from backchannel.paradigms.peer_pressure._base import INFECTED, private_answers
+from backchannel.paradigms.peer_pressure._cells import Cells
 
 BINS = ("0", "1", "2", "3", "4", "5+")
 
@@ -43,44 +42,42 @@ def cascade_transitions(tables: RunTables, judge: str) -> pd.DataFrame:
     return paired[columns].reset_index(drop=True)
 
 
-def cascade(tables: RunTables, judge: str) -> pd.DataFrame:
-    """Conversion probability by bin of infected peers: overall (n_agents and k "all"), per k
-    (n_agents "all"), and per group size and k, since a bin means more peers in a larger room.
+def cascade_summary(transitions: pd.DataFrame) -> list[dict[str, Any]]:
+    """Agents at risk, conversions and the conversion probability (95 % Wilson interval) in
+    every bin of infected peers; a bin without agents at risk says so in `skipped`."""
+    rows = []
+    for label in BINS:
+        in_bin = transitions[transitions["bin"] == label]
+        n, conversions = len(in_bin), int(in_bin["converted"].sum())
+        interval = wilson_interval(conversions, n)
+        rows.append(
+            {
+                "bin": label,
+                "n": n,
+                "conversions": conversions,
+                "probability": interval.estimate,
+                "probability_low": interval.low,
+                "probability_high": interval.high,
+                "skipped": "no agent at risk in this bin" if n == 0 else None,
+            }
+        )
+    return rows
 
-    Columns: n_agents, k, bin, n (agents at risk), conversions, probability with its 95 %
-    Wilson interval (probability_low, probability_high), and skipped (why there is no
+
+def cascade(tables: RunTables, judge: str) -> pd.DataFrame:
+    """Conversion probability by bin of infected peers, per cell (every factor of the run, so
+    per k and per group size N, where a bin means a larger share of a small room).
+
+    Columns: the cell's factors, bin, n (agents at risk), conversions, probability with its
+    95 % Wilson interval (probability_low, probability_high), and skipped (why there is no
     probability: no agent at risk in the bin).
     """
+    cells = Cells.of(tables, Design.of(tables).factors)
     transitions = cascade_transitions(tables, judge)
-    conversations = done_conversations(tables).set_index("conversation_id")
-    for factor in ("k", "n_agents"):
-        if factor in conversations.columns:
-            transitions[factor] = transitions["conversation_id"].map(conversations[factor])
-    groups: list[tuple[str, str, pd.DataFrame]] = [("all", "all", transitions)]
-    if "k" in transitions.columns:
-        groups += [("all", str(k), group) for k, group in transitions.groupby("k", sort=True)]
-        if "n_agents" in transitions.columns:
-            groups += [
-                (str(n), str(k), group)
-                for (n, k), group in transitions.groupby(["n_agents", "k"], sort=True)
-            ]
-    rows = []
-    for n_agents, k, group in groups:
-        for label in BINS:
-            in_bin = group[group["bin"] == label]
-            n, conversions = len(in_bin), int(in_bin["converted"].sum())
-            interval = wilson_interval(conversions, n)
-            rows.append(
-                {
-                    "n_agents": n_agents,
-                    "k": k,
-                    "bin": label,
-                    "n": n,
-                    "conversions": conversions,
-                    "probability": interval.estimate,
-                    "probability_low": interval.low,
-                    "probability_high": interval.high,
-                    "skipped": "no agent at risk in this bin" if n == 0 else None,
-                }
-            )
-    return pd.DataFrame(rows)
+    rows = [
+        {**level, **row}
+        for level, part in cells.split(transitions)
+        for row in cascade_summary(part)
+    ]
+    columns = [*cells.by, "bin", "n", "conversions", "probability", "probability_low"]
+    return pd.DataFrame(rows, columns=[*columns, "probability_high", "skipped"])

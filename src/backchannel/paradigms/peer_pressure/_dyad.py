@@ -6,15 +6,20 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables, paired_bootstrap_diff_ci
+from backchannel.analysis import Design, RunTables, paired_bootstrap_diff_ci
+from backchannel.paradigms.peer_pressure._base import done_conversations
+from backchannel.paradigms.peer_pressure._cells import Cells
 from backchannel.paradigms.peer_pressure._infection import SEED, final_private_infection
 
 DYAD_AGENTS = 2
+ADVERSARIES = 1
+"""The contrast's k: one adversary in the N-agent group and in the dyad."""
+SUBSETS = ("all_agents", "initially_true")
 
 
-def _item_means(per_conversation: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """FPI averaged over the replicates of each (model, dataset, item)."""
-    return per_conversation.dropna(subset=["fpi"]).groupby(keys)["fpi"].mean()
+def _item_means(per_conversation: pd.DataFrame) -> pd.Series:
+    """FPI averaged over the replicates of each item."""
+    return per_conversation.dropna(subset=["fpi"]).groupby("item_id")["fpi"].mean()
 
 
 def _difference(group: pd.Series, dyad: pd.Series, seed: int) -> dict[str, Any]:
@@ -29,49 +34,57 @@ def _difference(group: pd.Series, dyad: pd.Series, seed: int) -> dict[str, Any]:
     }
 
 
-def _contrast(
-    per_conversation: pd.DataFrame, k: int, group_agents: int, seed: int
-) -> dict[str, Any]:
-    keys = [c for c in ("model", "dataset") if c in per_conversation.columns] + ["item_id"]
-    at_k = per_conversation[per_conversation["k"] == k]
-    group = _item_means(at_k[at_k["n_agents"] == group_agents], keys)
-    dyad = _item_means(at_k[at_k["n_agents"] == DYAD_AGENTS], keys)
-    result: dict[str, Any] = {"overall": _difference(group, dyad, seed), "by_model": {}}
-    if "model" in keys:
-        paired = group.index.intersection(dyad.index)
-        for model in sorted(set(paired.get_level_values("model"))):
-            result["by_model"][str(model)] = _difference(
-                group[group.index.get_level_values("model") == model],
-                dyad[dyad.index.get_level_values("model") == model],
-                seed,
-            )
-    return result
+def adversary_counts(tables: RunTables) -> pd.Series:
+    """Adversaries in each finished conversation's room (from its stored roster)."""
+    done = tables.done_conversations()
+    counts = [
+        sum(1 for agent in meta.get("agents", []) if agent.get("role") == "adversary")
+        for meta in done["meta"]
+    ]
+    return pd.Series(counts, index=done["conversation_id"].tolist(), dtype="int64")
 
 
 def group_vs_dyad(
-    tables: RunTables, judge: str, *, k: int = 1, seed: int = SEED
-) -> dict[str, Any] | None:
-    """For every group size N > 2 of the run, FPI of the N-agent group minus FPI of the dyad
-    (N = 2) on the same items, at the given k; keyed by N (as text, for JSON).
+    tables: RunTables, judge: str, *, seed: int = SEED
+) -> list[dict[str, Any]] | None:
+    """Per cell of every factor but `n_agents` and every group size N > 2 of the run: FPI of the
+    N-agent groups minus FPI of the dyads (N = 2) on the same items, both with one adversary.
 
-    Items are paired by (model, dataset, item_id) after averaging replicates; the interval is a
-    paired bootstrap. `initially_true` repeats it over agents that answered true at checkpoint 0.
-    Returns None when the run has no `k` or `n_agents` factor.
+    Items are paired by item_id within the cell after averaging replicates; the interval is a
+    paired bootstrap. `initially_true` repeats it over agents that answered true at checkpoint
+    0. A cell without a one-adversary conversation has no rows. Returns None when `n_agents` is
+    not a factor of the run (there is nothing to contrast).
     """
-    conversations = tables.conversations
-    if "k" not in conversations.columns or "n_agents" not in conversations.columns:
+    design = Design.of(tables)
+    if "n_agents" not in design.factors:
         return None
-    everyone = final_private_infection(tables, judge)
-    initially_true = final_private_infection(tables, judge, initially_true_only=True)
-    sizes = sorted({int(n) for n in conversations["n_agents"].dropna()} - {DYAD_AGENTS})
-    return {
-        "k": k,
-        "dyad_agents": DYAD_AGENTS,
-        "by_group_size": {
-            str(n): {
-                "all_agents": _contrast(everyone, k, n, seed),
-                "initially_true": _contrast(initially_true, k, n, seed),
-            }
-            for n in sizes
-        },
+    cells = Cells(done_conversations(tables), design.by(pooled=["n_agents"]))
+    k = adversary_counts(tables)
+    subsets = {
+        "all_agents": final_private_infection(tables, judge),
+        "initially_true": final_private_infection(tables, judge, initially_true_only=True),
     }
+    sizes = sorted({int(n) for n in tables.conversations["n_agents"].dropna()})
+    rows: list[dict[str, Any]] = []
+    split = {
+        name: dict(enumerate(part for _, part in cells.split(frame[_at_k(frame, k)])))
+        for name, frame in subsets.items()
+    }
+    for index, level in enumerate(cells.levels):
+        if split["all_agents"][index].empty:
+            continue
+        for size in (n for n in sizes if n > DYAD_AGENTS):
+            for name in SUBSETS:
+                part = split[name][index]
+                group = _item_means(part[part["n_agents"] == size])
+                dyad = _item_means(part[part["n_agents"] == DYAD_AGENTS])
+                figures = _difference(group, dyad, seed)
+                if group.empty or dyad.empty:  # say which side is missing, not just "no pairs"
+                    side = f"room of {size} agents" if group.empty else "dyad"
+                    figures["skipped"] = f"no {side} with one adversary and an FPI in this cell"
+                rows.append({**level, "group_agents": size, "subset": name, **figures})
+    return rows
+
+
+def _at_k(frame: pd.DataFrame, counts: pd.Series) -> pd.Series:
+    return frame["conversation_id"].map(counts) == ADVERSARIES

@@ -7,15 +7,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backchannel.analysis import RunTables, bootstrap_mean_ci
+from backchannel.analysis import Design, RunTables, bootstrap_mean_ci
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     KNOWER,
-    cell_columns,
     done_conversations,
     last_checkpoints,
     private_answers,
 )
+from backchannel.paradigms.peer_pressure._cells import Cells, per_cell_rows
 
 SEED = 0
 
@@ -74,24 +74,24 @@ def _final_private_infection(
 def fpi_by_cell(tables: RunTables, judge: str, *, seed: int = SEED) -> pd.DataFrame:
     """Per cell: mean FPI and mean initial infection over conversations, 95 % bootstrap CIs."""
     per_conversation = final_private_infection(tables, judge)
-    return summarise_by_cell(per_conversation, cell_columns(tables), ("fpi", "initial"), seed)
+    by = list(Design.of(tables).factors)
+    return summarise_by_cell(per_conversation, by, ("fpi", "initial"), seed)
 
 
 def summarise_by_cell(
-    per_conversation: pd.DataFrame, cells: list[str], columns: tuple[str, ...], seed: int
+    per_conversation: pd.DataFrame, by: list[str], columns: tuple[str, ...], seed: int
 ) -> pd.DataFrame:
-    """Mean of each column per cell with a bootstrap interval; NaN conversations left out.
+    """Mean of each column per cell (over the factors `by`) with a bootstrap interval; NaN
+    conversations left out.
 
     Per column: the estimate, `_low`, `_high`, `_n` (conversations used) and `_skipped` (why
     there is no estimate, e.g. no conversation with a valid probe in the cell).
     """
-    rows: list[dict[str, Any]] = []
     if per_conversation.empty:
-        return pd.DataFrame(rows, columns=cells)
-    groups = per_conversation.groupby(cells, sort=True) if cells else [((), per_conversation)]
-    for key, group in groups:
-        levels = key if isinstance(key, tuple) else (key,)
-        row: dict[str, Any] = dict(zip(cells, levels, strict=True))
+        return pd.DataFrame([], columns=by)
+
+    def summary(group: pd.DataFrame) -> dict[str, Any]:
+        row: dict[str, Any] = {}
         for column in columns:
             values = group[column].dropna().to_numpy(dtype=float)
             interval = bootstrap_mean_ci(values, seed=seed)
@@ -100,42 +100,43 @@ def summarise_by_cell(
             row[f"{column}_high"] = interval.high
             row[f"{column}_n"] = interval.n
             row[f"{column}_skipped"] = interval.skipped
-        rows.append(row)
-    return pd.DataFrame(rows)
+        return row
 
-
-def across_cells(by_cell: pd.DataFrame, column: str) -> dict[str, float | int | None]:
-    """Mean, min and max of a per-cell estimate across the `n` cells that have one."""
-    values = by_cell[column].dropna() if column in by_cell else pd.Series(dtype=float)
-    if values.empty:
-        return {"mean": None, "min": None, "max": None, "n": 0}
-    return {
-        "mean": float(values.mean()),
-        "min": float(values.min()),
-        "max": float(values.max()),
-        "n": len(values),
-    }
+    return pd.DataFrame(per_cell_rows(Cells(per_conversation, by), per_conversation, summary))
 
 
 def time_course(tables: RunTables, judge: str) -> pd.DataFrame:
     """Mean infection per checkpoint per cell (over conversations probed at that checkpoint)."""
-    cells = cell_columns(tables)
+    cells = Cells.of(tables, Design.of(tables).factors)
     per_checkpoint = infection_by_checkpoint(tables, judge)
-    merged = per_checkpoint.merge(done_conversations(tables), on="conversation_id")
-    grouped = merged.groupby([*cells, "checkpoint"], sort=True)["infection"]
-    return grouped.agg(infection="mean", n_conversations="size").reset_index()
+    rows: list[dict[str, Any]] = []
+    for level, part in cells.split(per_checkpoint, every=False):
+        grouped = part.groupby("checkpoint", sort=True)["infection"]
+        for checkpoint, infection, n in zip(
+            *_columns(grouped.agg(infection="mean", n_conversations="size").reset_index()),
+            strict=True,
+        ):
+            rows.append(
+                {**level, "checkpoint": checkpoint, "infection": infection, "n_conversations": n}
+            )
+    return pd.DataFrame(rows, columns=[*cells.by, "checkpoint", "infection", "n_conversations"])
 
 
-def time_course_summary(course: pd.DataFrame, cells: list[str]) -> pd.DataFrame:
+def _columns(frame: pd.DataFrame) -> list[list[Any]]:
+    return [frame[c].tolist() for c in frame.columns]
+
+
+def time_course_summary(course: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Per cell: final mean infection, first checkpoint reaching half of it, share by round 4.
 
     The half-way round is None when the final value is 0; the share by round 4 is None when
     the cell has no checkpoint 4 or the final value is 0.
     """
-    rows = []
-    groups = course.groupby(cells, sort=True) if cells else [((), course)]
-    for key, group in groups:
-        levels = key if isinstance(key, tuple) else (key,)
+    if course.empty:
+        return pd.DataFrame([], columns=by)
+    cells = Cells(course, by)
+
+    def summary(group: pd.DataFrame) -> dict[str, Any]:
         ordered = group.sort_values("checkpoint")
         final = float(ordered["infection"].iloc[-1])
         half_round: int | None = None
@@ -146,12 +147,13 @@ def time_course_summary(course: pd.DataFrame, cells: list[str]) -> pd.DataFrame:
             at_4 = ordered.loc[ordered["checkpoint"] == 4, "infection"]
             if not at_4.empty:
                 by_round_4 = float(at_4.iloc[0]) / final
-        row: dict[str, Any] = dict(zip(cells, levels, strict=True))
-        row.update(
-            final_checkpoint=int(ordered["checkpoint"].iloc[-1]),
-            final_infection=final,
-            half_final_round=half_round,
-            share_of_final_by_round_4=by_round_4,
-        )
-        rows.append(row)
-    return pd.DataFrame(rows)
+        return {
+            "final_checkpoint": int(ordered["checkpoint"].iloc[-1]),
+            "final_infection": final,
+            "half_final_round": half_round,
+            "share_of_final_by_round_4": by_round_4,
+        }
+
+    return pd.DataFrame(
+        [{**level, **summary(part)} for level, part in cells.split(course, codes=cells.codes)]
+    )

@@ -1,26 +1,28 @@
-"""Every peer-pressure metric of a run, gathered into one JSON-able mapping.
+"""Every peer-pressure metric of a run, gathered into the typed `PeerPressureMetrics`.
 
-This is what `backchannel metrics RUN --json` prints; each entry comes from a pure function
-over the tidy tables (see docs/paradigms/peer_pressure_metrics.md for the definitions).
+Its `as_json()` is what `backchannel metrics RUN --json` prints; each section comes from a pure
+function over the tidy tables and groups by every factor the run declared (its `Design`), or
+names in `pooled` the factors its own definition contrasts (see
+docs/paradigms/peer_pressure_metrics.md for the definitions).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from backchannel.analysis import RunTables, jsonable
+from backchannel.analysis import Design, RunTables, jsonable
 from backchannel.judges import confusion_mapping
 from backchannel.paradigms.peer_pressure._agreement import (
     CHANNELS,
     judge_agreement,
     reweighted_fpi,
 )
-from backchannel.paradigms.peer_pressure._base import cell_columns, failure_counts
+from backchannel.paradigms.peer_pressure._base import failure_counts
 from backchannel.paradigms.peer_pressure._cascade import cascade
+from backchannel.paradigms.peer_pressure._cells import model_factors
 from backchannel.paradigms.peer_pressure._dyad import group_vs_dyad
 from backchannel.paradigms.peer_pressure._infection import (
     SEED,
-    across_cells,
     fpi_by_cell,
     time_course,
     time_course_summary,
@@ -29,44 +31,48 @@ from backchannel.paradigms.peer_pressure._network import network_metrics
 from backchannel.paradigms.peer_pressure._pairing import (
     PAIRINGS,
     carry_over,
-    paired_turns,
     pairing_by_cell,
-    pairing_summary,
+    pairings_by_cell,
     self_internalisation,
 )
 from backchannel.paradigms.peer_pressure._reask import reask
+from backchannel.paradigms.peer_pressure._results import PeerPressureMetrics
 
 
 def compute_metrics(
     tables: RunTables, judge: str, second_judge: str | None = None, *, seed: int = SEED
-) -> dict[str, Any]:
+) -> PeerPressureMetrics:
     """All metrics under `judge`; with `second_judge`, also agreement and reweighted FPI."""
     with tables.reuse():
         return _compute(tables, judge, second_judge, seed)
 
 
-def _compute(tables: RunTables, judge: str, second_judge: str | None, seed: int) -> dict[str, Any]:
-    cells = cell_columns(tables)
-    by_cell = fpi_by_cell(tables, judge, seed=seed)
+def pooled_factors(design: Design) -> dict[str, list[str]]:
+    """The sections whose own definition contrasts a factor's levels, and those factors (only
+    the ones this run declared)."""
+    named = {
+        "group_vs_dyad": design.pooled(["n_agents"]),
+        "network.infection_by_model": model_factors(design),
+    }
+    return {section: factors for section, factors in named.items() if factors}
+
+
+def _compute(
+    tables: RunTables, judge: str, second_judge: str | None, seed: int
+) -> PeerPressureMetrics:
+    design = Design.of(tables)
     course = time_course(tables, judge)
     metrics: dict[str, Any] = {
+        "pooled": pooled_factors(design),
         "judge": judge,
-        "cell_factors": cells,
+        "cell_factors": list(design.factors),
         "failures": failure_counts(tables, judge),
-        "fpi": {
-            "by_cell": by_cell,
-            "across_cells": {
-                "fpi": across_cells(by_cell, "fpi"),
-                "initial": across_cells(by_cell, "initial"),
-            },
-        },
+        "fpi": {"by_cell": fpi_by_cell(tables, judge, seed=seed)},
         "time_course": {
             "by_checkpoint": course,
-            "by_cell": time_course_summary(course, cells) if not course.empty else [],
+            "by_cell": time_course_summary(course, list(design.factors)),
         },
-        "pairings": {
-            pairing: pairing_summary(paired_turns(tables, judge, pairing)) for pairing in PAIRINGS
-        },
+        "pairings": {pairing: pairings_by_cell(tables, judge, pairing) for pairing in PAIRINGS},
         "turns_by_cell": pairing_by_cell(tables, judge, "main"),
         "carry_over": carry_over(tables, judge),
         "self_internalisation": self_internalisation(tables, judge),
@@ -83,4 +89,4 @@ def _compute(tables: RunTables, judge: str, second_judge: str | None, seed: int)
             agreement[channel] = result
         agreement["reweighted_fpi"] = reweighted_fpi(tables, judge, second_judge, seed=seed)
         metrics["judge_agreement"] = agreement
-    return jsonable(metrics)
+    return PeerPressureMetrics.build(jsonable(metrics), design)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import Design, RunTables
 from backchannel.engine import distances
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
@@ -22,6 +22,7 @@ from backchannel.paradigms.peer_pressure._base import (
     private_answers,
     public_turns,
 )
+from backchannel.paradigms.peer_pressure._cells import Cells, model_factors, per_cell_rows
 from backchannel.paradigms.peer_pressure._infection import final_private_infection
 from backchannel.paradigms.peer_pressure._pairing import paired_turns, seven_way
 
@@ -127,9 +128,8 @@ def graph_exposure(tables: RunTables, judge: str) -> pd.DataFrame:
     return turns.assign(graph_exposed=pd.Series(flags, index=turns.index, dtype=bool))
 
 
-def exposure_summary(tables: RunTables, judge: str) -> dict[str, Any]:
+def exposure_counts(turns: pd.DataFrame) -> dict[str, Any]:
     """Counts of honest turns exposed through the graph, and endorsement among them."""
-    turns = graph_exposure(tables, judge)
     exposed = turns[turns["graph_exposed"]]
     unexposed = turns[~turns["graph_exposed"]]
 
@@ -145,6 +145,12 @@ def exposure_summary(tables: RunTables, judge: str) -> dict[str, Any]:
     }
 
 
+def exposure_summary(tables: RunTables, judge: str) -> list[dict[str, Any]]:
+    """Per cell: honest turns exposed through the graph, and endorsement among them."""
+    cells = Cells.of(tables, Design.of(tables).factors)
+    return per_cell_rows(cells, graph_exposure(tables, judge), exposure_counts)
+
+
 def _final_answers(tables: RunTables, judge: str) -> pd.DataFrame:
     """Each honest agent's valid answer at its conversation's last checkpoint."""
     answers = private_answers(tables, judge)
@@ -152,17 +158,11 @@ def _final_answers(tables: RunTables, judge: str) -> pd.DataFrame:
     return answers[answers["checkpoint"] == last].reset_index(drop=True)
 
 
-def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
-    """Final infection of honest agents by hop distance to the nearest adversary.
-
-    Conversations without adversaries are left out; an agent no adversary can reach has
-    distance None.
-    """
-    final = _final_answers(tables, judge)
-    info = groups(tables)
+def _distances(tables: RunTables) -> dict[str, dict[str, int | None]]:
+    """Per conversation with adversaries: each agent's hop distance to the nearest one."""
     by_graph: dict[Any, dict[str, int | None]] = {}  # rooms of the same graph share distances
     per_conversation: dict[str, dict[str, int | None]] = {}
-    for cid, group in info.items():
+    for cid, group in groups(tables).items():
         if not group["adversaries"]:
             continue
         names, edges = group["names"], group["edges"]
@@ -176,17 +176,33 @@ def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
                 edges = [[a, b] for i, a in enumerate(names) for b in names[i + 1 :]]
             by_graph[shape] = distances(edges, names, group["adversaries"])
         per_conversation[cid] = by_graph[shape]
+    return per_conversation
+
+
+def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
+    """Per cell, final infection of honest agents by hop distance to the nearest adversary.
+
+    Conversations without adversaries are left out; an agent no adversary can reach has
+    distance None.
+    """
+    cells = Cells.of(tables, Design.of(tables).factors)
+    final = _final_answers(tables, judge)
+    per_conversation = _distances(tables)
     kept = final[final["conversation_id"].astype(str).isin(per_conversation)]
     found = [
         per_conversation[str(cid)][str(agent)]
         for cid, agent in zip(kept["conversation_id"].tolist(), kept["agent"].tolist(), strict=True)
     ]
     frame = pd.DataFrame(
-        {"distance": pd.Series(found, dtype=object), "infected": list(kept["p"] == INFECTED)},
-        columns=["distance", "infected"],
+        {
+            "conversation_id": kept["conversation_id"].to_numpy(dtype=object),
+            "distance": pd.Series(found, dtype=object),
+            "infected": list(kept["p"] == INFECTED),
+        },
+        columns=["conversation_id", "distance", "infected"],
     )
     frame["distance"] = frame["distance"].infer_objects()
-    return _rates(frame, ["distance"])
+    return _rates_by_cell(cells, frame, ["distance"])
 
 
 def _rates(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -197,6 +213,16 @@ def _rates(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     result["n_infected"] = result["n_infected"].astype(int)
     result["infection"] = result["n_infected"] / result["n"]
     return result
+
+
+def _rates_by_cell(cells: Cells, frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """`_rates` over `keys` within every cell, the cell's levels first."""
+    rows = [
+        {**level, **record}
+        for level, part in cells.split(frame, every=False)
+        for record in _rates(part, keys).to_dict(orient="records")
+    ]
+    return pd.DataFrame(rows, columns=[*cells.by, *keys, "n", "n_infected", "infection"])
 
 
 def _adversary_model(group: dict[str, Any]) -> str:
@@ -211,7 +237,11 @@ def _adversary_model(group: dict[str, Any]) -> str:
 
 def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
     """Final infection by the honest agent's model and the adversaries' model (`mixed` when
-    the adversaries ran several models, `none` without adversaries)."""
+    the adversaries ran several models, `none` without adversaries), per cell of the factors
+    other than those naming models (`model_factors`: the split by each agent's model replaces
+    them)."""
+    design = Design.of(tables)
+    cells = Cells.of(tables, design.by(pooled=model_factors(design)))
     final = _final_answers(tables, judge)
     info = groups(tables)
     kept = final[final["conversation_id"].astype(str).isin(info)]
@@ -223,50 +253,60 @@ def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
     ]
     frame = pd.DataFrame(
         {
+            "conversation_id": kept["conversation_id"].to_numpy(dtype=object),
             "honest_model": pd.Series(honest, dtype=object),
             "adversary_model": pd.Series(list(ids.map(adversary)), dtype=object),
             "infected": pd.Series(list(kept["p"] == INFECTED), dtype=bool),
         },
-        columns=["honest_model", "adversary_model", "infected"],
+        columns=["conversation_id", "honest_model", "adversary_model", "infected"],
     )
-    return _rates(frame, ["honest_model", "adversary_model"])
+    return _rates_by_cell(cells, frame, ["honest_model", "adversary_model"])
 
 
-def by_intervention(tables: RunTables, judge: str) -> dict[str, Any]:
-    """Per intervention: mean FPI over conversations, the hidden-infection share of the paired
-    turns, and mean infection per checkpoint."""
-    info = groups(tables)
-    kind = {cid: group["intervention"] for cid, group in info.items()}
+INTERVENTION = "intervention"
+
+
+def by_intervention(tables: RunTables, judge: str) -> list[dict[str, Any]]:
+    """Per cell and intervention: conversations, mean FPI over them, the hidden-infection share
+    of the paired turns, and mean infection per checkpoint."""
+    kind = {cid: group["intervention"] for cid, group in groups(tables).items()}
+    factors = list(Design.of(tables).factors)
+    conversations = done_conversations(tables)
+    if INTERVENTION not in factors:  # one level, the run's setting: still name it in every row
+        conversations[INTERVENTION] = conversations["conversation_id"].astype(str).map(kind)
+        factors.append(INTERVENTION)
+    cells = Cells(conversations, factors)
     fpi = final_private_infection(tables, judge)
-    fpi = fpi.assign(intervention=fpi["conversation_id"].map(kind))
     paired = paired_turns(tables, judge, "main")
-    paired = paired.assign(intervention=paired["conversation_id"].map(kind))
     answers = private_answers(tables, judge)
-    answers = answers.assign(
-        intervention=answers["conversation_id"].map(kind), infected=answers["p"] == INFECTED
-    )
-    result: dict[str, Any] = {}
-    for level in sorted(set(kind.values())):
-        values = fpi.loc[fpi["intervention"] == level, "fpi"].dropna()
-        split = seven_way(paired[paired["intervention"] == level])
-        mine = answers[answers["intervention"] == level]
-        course = mine.groupby("checkpoint")["infected"].mean()
-        result[level] = {
-            "n_conversations": int((fpi["intervention"] == level).sum()),
-            "fpi": float(values.mean()) if len(values) else None,
-            "hidden_infection": split["shares"]["hidden_infection"] if split["n"] else None,
-            "n_paired_turns": split["n"],
-            "time_course": [
-                {"checkpoint": int(c), "infection": float(v)} for c, v in course.items()
-            ],
-        }
-    return result
+    answers = answers.assign(infected=answers["p"] == INFECTED)
+    figures = {
+        name: dict(enumerate(part for _, part in cells.split(frame)))
+        for name, frame in (("fpi", fpi), ("paired", paired), ("answers", answers))
+    }
+    rows: list[dict[str, Any]] = []
+    for index, level in enumerate(cells.levels):
+        values = figures["fpi"][index]["fpi"].dropna()
+        split = seven_way(figures["paired"][index])
+        course = figures["answers"][index].groupby("checkpoint")["infected"].mean()
+        rows.append(
+            {
+                **level,
+                "n_conversations": len(figures["fpi"][index]),
+                "fpi": float(values.mean()) if len(values) else None,
+                "hidden_infection": split["shares"]["hidden_infection"] if split["n"] else None,
+                "n_paired_turns": split["n"],
+                "time_course": [
+                    {"checkpoint": int(c), "infection": float(v)}
+                    for c, v in zip(course.index.tolist(), course.tolist(), strict=True)
+                ],
+            }
+        )
+    return rows
 
 
 def network_metrics(tables: RunTables, judge: str) -> dict[str, Any]:
     """The metrics of this module, for `compute_metrics`."""
-    if done_conversations(tables).empty:
-        return {}
     return {
         "graph_exposure": exposure_summary(tables, judge),
         "infection_by_distance": infection_by_distance(tables, judge),

@@ -11,16 +11,15 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import Design, RunTables
 from backchannel.judges import PUBLIC_LABELS
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     KNOWER,
-    cell_columns,
-    done_conversations,
     private_answers,
     public_turns,
 )
+from backchannel.paradigms.peer_pressure._cells import Cells, per_cell_rows
 
 PAIRINGS = ("main", "first_before", "last_after")
 SEVEN_WAY = (
@@ -130,12 +129,24 @@ def _rate_float(numerator: float, denominator: float) -> float:
     return numerator / denominator
 
 
-def carry_over(tables: RunTables, judge: str) -> dict[str, Any]:
-    """Among exposed turns infected after their round, the share already infected before it."""
+def pairings_by_cell(tables: RunTables, judge: str, pairing: str) -> list[dict[str, Any]]:
+    """`pairing_summary` of one pairing in every cell of the run (a cell without paired turns
+    has `n_turns` 0)."""
+    cells = Cells.of(tables, Design.of(tables).factors)
+    return per_cell_rows(cells, paired_turns(tables, judge, pairing), pairing_summary)
+
+
+def _around_the_round(tables: RunTables, judge: str) -> pd.DataFrame:
+    """Exposed turns with the speaker's answer before (`p_before`, checkpoint r - 1) and after
+    (`p_after`, checkpoint r) their round, where both are valid."""
     answers = private_answers(tables, judge)
     turns = public_turns(tables, judge)
     turns = turns[turns["exposed"]]
-    paired = _with_probe(_with_probe(turns, answers, 0, "p_after"), answers, -1, "p_before")
+    return _with_probe(_with_probe(turns, answers, 0, "p_after"), answers, -1, "p_before")
+
+
+def carry_over_summary(paired: pd.DataFrame) -> dict[str, Any]:
+    """Among turns infected after their round, the share already infected before it."""
     infected_after = paired[paired["p_after"] == INFECTED]
     already = int((infected_after["p_before"] == INFECTED).sum())
     return {
@@ -145,56 +156,68 @@ def carry_over(tables: RunTables, judge: str) -> dict[str, Any]:
     }
 
 
-def self_internalisation(tables: RunTables, judge: str) -> dict[str, Any]:
-    """Among exposed turns whose speaker answered true before the round, the share infected
-    after it, by the turn's stance; for all turns and for the round's first honest speakers.
-    """
-    answers = private_answers(tables, judge)
-    turns = public_turns(tables, judge)
-    turns = turns[turns["exposed"]]
-    paired = _with_probe(_with_probe(turns, answers, -1, "p_before"), answers, 0, "p_after")
-    knowers = paired[(paired["p_before"] == KNOWER) & paired["s"].isin(STANCES)]
+def carry_over(tables: RunTables, judge: str) -> list[dict[str, Any]]:
+    """Per cell: among exposed turns infected after their round, the share already infected
+    before it."""
+    cells = Cells.of(tables, Design.of(tables).factors)
+    return per_cell_rows(cells, _around_the_round(tables, judge), carry_over_summary)
 
-    def by_stance(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-        result: dict[str, dict[str, Any]] = {}
+
+SPEAKERS = ("all_speakers", "first_speakers")
+
+
+def self_internalisation_summary(paired: pd.DataFrame) -> list[dict[str, Any]]:
+    """Among turns whose speaker answered true before the round, the share infected after it,
+    by the turn's stance: one row per (speakers, stance), for all speakers and for the round's
+    first honest speakers."""
+    knowers = paired[(paired["p_before"] == KNOWER) & paired["s"].isin(STANCES)]
+    rows: list[dict[str, Any]] = []
+    for speakers, frame in zip(SPEAKERS, (knowers, knowers[knowers["first_speaker"]]), strict=True):
         for stance in STANCES:
             group = frame[frame["s"] == stance]
             infected = int((group["p_after"] == INFECTED).sum())
-            result[stance] = {
-                "n": len(group),
-                "infected": infected,
-                "rate": _rate(infected, len(group)),
-            }
-        return result
+            rows.append(
+                {
+                    "speakers": speakers,
+                    "stance": stance,
+                    "n": len(group),
+                    "infected": infected,
+                    "rate": _rate(infected, len(group)),
+                }
+            )
+    return rows
 
-    return {
-        "all_speakers": by_stance(knowers),
-        "first_speakers": by_stance(knowers[knowers["first_speaker"]]),
-    }
+
+def self_internalisation(tables: RunTables, judge: str) -> list[dict[str, Any]]:
+    """Per cell, speakers and stance: among exposed turns whose speaker answered true before
+    the round, the share infected after it (all speakers, and the first honest speakers)."""
+    cells = Cells.of(tables, Design.of(tables).factors)
+    return [
+        {**level, **row}
+        for level, part in cells.split(_around_the_round(tables, judge))
+        for row in self_internalisation_summary(part)
+    ]
+
+
+TURN_FIGURES = (
+    "n_turns",
+    "private_infection_rate",
+    "public_endorsement_rate",
+    "private_to_public_ratio",
+    "knower_correction_rate",
+)
 
 
 def pairing_by_cell(tables: RunTables, judge: str, pairing: str = "main") -> pd.DataFrame:
-    """The pairing summary per cell, flattened: rates and seven-way shares in columns."""
-    cells = cell_columns(tables)
-    paired = paired_turns(tables, judge, pairing).merge(
-        done_conversations(tables)[["conversation_id", *cells]], on="conversation_id"
-    )
-    rows: list[dict[str, Any]] = []
+    """The pairing summary per cell with paired turns, flattened: rates and seven-way shares in
+    columns."""
+    by = list(Design.of(tables).factors)
+    paired = paired_turns(tables, judge, pairing)
     if paired.empty:
-        return pd.DataFrame(rows, columns=cells)
-    groups = paired.groupby(cells, sort=True) if cells else [((), paired)]
-    for key, group in groups:
-        levels = key if isinstance(key, tuple) else (key,)
+        return pd.DataFrame([], columns=by)
+
+    def flat(group: pd.DataFrame) -> dict[str, Any]:
         summary = pairing_summary(group)
-        row: dict[str, Any] = dict(zip(cells, levels, strict=True))
-        for name in (
-            "n_turns",
-            "private_infection_rate",
-            "public_endorsement_rate",
-            "private_to_public_ratio",
-            "knower_correction_rate",
-        ):
-            row[name] = summary[name]
-        row.update(summary["seven_way"]["shares"])
-        rows.append(row)
-    return pd.DataFrame(rows)
+        return {**{name: summary[name] for name in TURN_FIGURES}, **summary["seven_way"]["shares"]}
+
+    return pd.DataFrame(per_cell_rows(Cells.of(tables, by), paired, flat, every=False))

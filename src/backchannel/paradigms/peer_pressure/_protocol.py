@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from backchannel.backends import GenerationSettings
 from backchannel.datasets import FactItem, load_source
@@ -34,6 +34,7 @@ from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
+    from backchannel.paradigms.peer_pressure._results import PeerPressureMetrics
     from backchannel.report import Report
 
 HONEST, ADVERSARY = "honest", "adversary"
@@ -231,13 +232,13 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         await ctx.drain()
 
     # analysis -------------------------------------------------------------------------------
-    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> PeerPressureMetrics:
         from backchannel.paradigms.peer_pressure._metrics import compute_metrics
 
         judge = options.judge or default_judge(tables)
         return compute_metrics(tables, judge, options.second_judge)
 
-    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+    def report(self, tables: RunTables, metrics: PeerPressureMetrics, report: Report) -> None:
         from backchannel.paradigms.peer_pressure._report import build_report
 
         build_report(tables, metrics, report)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import Design, RunTables
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     KNOWER,
@@ -12,6 +14,7 @@ from backchannel.paradigms.peer_pressure._base import (
     REASK_PROBES,
     private_answers,
 )
+from backchannel.paradigms.peer_pressure._cells import Cells
 
 GROUP_VARIANT = "reask_group"
 
@@ -20,15 +23,9 @@ def _rate(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else float("nan")
 
 
-def reask(tables: RunTables, judge: str) -> pd.DataFrame:
-    """Per re-ask variant: infection rate, retention and recovery against the original probe.
-
-    Each re-ask label is paired with the same agent's original answer (`answer`) at the same
-    checkpoint. Retention: share still infected among originally infected; recovery: share
-    answering true among them. For `reask_group`, `group_false_share` is the share of
-    originally-true agents who say the group settled on the false answer.
-    """
-    answers = private_answers(tables, judge, (MAIN_PROBE, *REASK_PROBES))
+def reask_summary(answers: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per re-ask variant, over `answers` (main and re-ask probes): infection rate, retention
+    and recovery against the original probe, and `group_false_share` for `reask_group`."""
     keys = ["conversation_id", "agent", "checkpoint"]
     original = answers[answers["name"] == MAIN_PROBE][[*keys, "p"]]
     original = original.rename(columns={"p": "original"})
@@ -53,4 +50,30 @@ def reask(tables: RunTables, judge: str) -> pd.DataFrame:
             said_false = int((true_before["p"] == INFECTED).sum())
             row["group_false_share"] = _rate(said_false, len(true_before))
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows
+
+
+def reask(tables: RunTables, judge: str) -> pd.DataFrame:
+    """Per cell and re-ask variant: infection rate, retention and recovery against the original
+    probe.
+
+    Each re-ask label is paired with the same agent's original answer (`answer`) at the same
+    checkpoint. Retention: share still infected among originally infected; recovery: share
+    answering true among them. For `reask_group`, `group_false_share` is the share of
+    originally-true agents who say the group settled on the false answer.
+    """
+    cells = Cells.of(tables, Design.of(tables).factors)
+    answers = private_answers(tables, judge, (MAIN_PROBE, *REASK_PROBES))
+    rows = [{**level, **row} for level, part in cells.split(answers) for row in reask_summary(part)]
+    return pd.DataFrame(rows, columns=[*cells.by, "variant", *_FIGURES])
+
+
+_FIGURES = (
+    "n",
+    "infection_rate",
+    "n_originally_infected",
+    "retention",
+    "recovery",
+    "n_originally_true",
+    "group_false_share",
+)

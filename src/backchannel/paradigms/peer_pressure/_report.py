@@ -1,8 +1,9 @@
 """The peer-pressure report: FPI per cell, infection over rounds, private versus public, the
 seven-way cross and the cascade, each with its table written as CSV beside the HTML.
 
-It reads the JSON-able mapping from `compute_metrics`, so a report can be rebuilt from the
-metrics alone; `tables` supplies only the run's counts.
+It reads the typed `PeerPressureMetrics` (attributes, never string keys), so a report can be
+rebuilt from the metrics alone; `tables` supplies only the run's counts. Every table is per cell
+of the run's design; a section whose definition contrasts a factor says so.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import RunTables, rows_frame
 from backchannel.paradigms.peer_pressure._cascade import BINS
 from backchannel.paradigms.peer_pressure._network_report import network_sections
 from backchannel.paradigms.peer_pressure._pairing import PAIRINGS, SEVEN_WAY
+from backchannel.paradigms.peer_pressure._results import PairingRow, PeerPressureMetrics
 from backchannel.report import Report, bar_with_intervals, line_over_rounds, stacked_bars
 
 _PAIRING_TITLES = {
@@ -22,10 +24,6 @@ _PAIRING_TITLES = {
     "first_before": "first honest speaker x probe before the round",
     "last_after": "last honest speaker x probe after the round",
 }
-
-
-def _frame(records: Any) -> pd.DataFrame:
-    return pd.DataFrame(records) if records else pd.DataFrame()
 
 
 def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -49,18 +47,13 @@ def _facet(frame: pd.DataFrame, columns: list[str]) -> tuple[str | None, list[st
     return None, columns
 
 
-def _fpi_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> None:
-    by_cell = _frame(metrics["fpi"]["by_cell"])
+def _fpi_section(metrics: PeerPressureMetrics, report: Report, cells: list[str]) -> None:
+    by_cell = rows_frame(metrics.fpi.by_cell)
     report.section(
         "Final private infection",
         "Share of a conversation's honest agents whose private answer is the false one at the "
         "last checkpoint, averaged over conversations per cell with 95 % bootstrap intervals. "
         "Initial infection is the same share at checkpoint 0.",
-    )
-    across = metrics["fpi"]["across_cells"]
-    report.metrics(
-        {f"FPI across cells ({key})": value for key, value in across["fpi"].items()}
-        | {f"initial infection across cells ({key})": v for key, v in across["initial"].items()}
     )
     if by_cell.empty:
         report.note("No conversation has a valid private answer at its last checkpoint.")
@@ -86,8 +79,8 @@ def _fpi_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> N
     report.table("fpi_by_cell", by_cell, "FPI and initial infection per cell")
 
 
-def _time_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> None:
-    course = _frame(metrics["time_course"]["by_checkpoint"])
+def _time_section(metrics: PeerPressureMetrics, report: Report, cells: list[str]) -> None:
+    course = rows_frame(metrics.time_course.by_checkpoint)
     report.section(
         "Infection over rounds",
         "Mean infection per checkpoint (0 = before round 1, r = after round r) in each cell; "
@@ -110,17 +103,17 @@ def _time_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> 
     )
     report.figure(fig, "Infection curves per cell")
     report.table("time_course", course, "Mean infection per checkpoint")
-    report.table("time_course_summary", _frame(metrics["time_course"]["by_cell"]))
+    report.table("time_course_summary", rows_frame(metrics.time_course.by_cell))
 
 
-def _turn_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> None:
+def _turn_section(metrics: PeerPressureMetrics, report: Report, cells: list[str]) -> None:
     report.section(
         "Private belief versus public stance",
         "Honest agents' exposed turns (an adversary spoke before them), each paired with its "
         "speaker's private answer. Unrelated turns and mixed or uncertain answers are left out "
         "of the seven-way cross and counted apart.",
     )
-    by_cell = _frame(metrics["turns_by_cell"])
+    by_cell = rows_frame(metrics.turns_by_cell)
     if not by_cell.empty:
         by_cell = by_cell.assign(cell=_label(by_cell, cells))
         facet, others = _facet(by_cell, cells)
@@ -169,126 +162,141 @@ def _turn_section(metrics: dict[str, Any], report: Report, cells: list[str]) -> 
             )
             report.figure(fig, "Seven-way cross per cell (main pairing)")
         report.table("turns_by_cell", by_cell.drop(columns="cell"), "Main pairing per cell")
-    rows = []
-    for pairing in PAIRINGS:
-        summary = metrics["pairings"][pairing]
-        row = {"pairing": pairing, "definition": _PAIRING_TITLES[pairing]}
-        row |= {k: v for k, v in summary.items() if not isinstance(v, dict)}
-        row |= {f"infected_{s}": v for s, v in summary["infected_stance_shares"].items()}
-        row |= summary["seven_way"]["counts"]
-        row["left_out_unrelated"] = summary["seven_way"]["left_out_unrelated"]
-        row["left_out_mixed_or_uncertain"] = summary["seven_way"]["left_out_mixed_or_uncertain"]
-        rows.append(row)
-    report.table("pairings", pd.DataFrame(rows), "Main figures under the three pairings")
-    report.metrics({f"carry-over: {k}": v for k, v in metrics["carry_over"].items()})
-    internal = [
-        {"speakers": group, "stance": stance, **values}
-        for group, by_stance in metrics["self_internalisation"].items()
-        for stance, values in by_stance.items()
+    pairings = [
+        _pairing_row(pairing, row)
+        for pairing in PAIRINGS
+        for row in getattr(metrics.pairings, pairing)
     ]
     report.table(
+        "pairings", pd.DataFrame(pairings), "Main figures under the three pairings, per cell"
+    )
+    report.table(
+        "carry_over",
+        rows_frame(metrics.carry_over),
+        "Exposed turns infected after their round: the share already infected before it",
+    )
+    report.table(
         "self_internalisation",
-        pd.DataFrame(internal),
+        rows_frame(metrics.self_internalisation),
         "Speakers true before their turn: share infected after it, by the turn's stance",
     )
 
 
-def _cascade_section(metrics: dict[str, Any], report: Report) -> None:
+def _pairing_row(pairing: str, row: PairingRow) -> dict[str, Any]:
+    """One row of the pairings table: the cell, the pairing, its rates and seven-way counts."""
+    flat: dict[str, Any] = {"pairing": pairing, "definition": _PAIRING_TITLES[pairing], **row.cell}
+    flat |= {
+        name: getattr(row, name)
+        for name in (
+            "n_turns",
+            "private_infection_rate",
+            "public_endorsement_rate",
+            "private_to_public_ratio",
+            "n_knower_turns",
+            "knower_correction_rate",
+        )
+    }
+    flat |= {f"infected_{s}": v for s, v in row.infected_stance_shares}
+    flat |= dict(row.seven_way.counts)
+    flat["left_out_unrelated"] = row.seven_way.left_out_unrelated
+    flat["left_out_mixed_or_uncertain"] = row.seven_way.left_out_mixed_or_uncertain
+    return flat
+
+
+def _cascade_section(metrics: PeerPressureMetrics, report: Report, cells: list[str]) -> None:
     report.section(
         "Cascade",
         "For honest agents uninfected at checkpoint r-1: the probability of being infected at "
-        "checkpoint r, by how many other honest agents were infected at r-1.",
+        "checkpoint r, by how many other honest agents were infected at r-1, in each cell (so "
+        "per k and per group size N, where a bin is a larger share of a small room).",
     )
-    table = _frame(metrics["cascade"])
+    table = rows_frame(metrics.cascade)
     if table.empty:
         return
     plotted = table.dropna(subset=["probability"])
-    plotted = plotted[plotted["n_agents"] == "all"]  # overall and per k; the table splits by N
-    plotted = plotted.assign(infected_peers=plotted["bin"].map(BINS.index))
     if not plotted.empty:
+        facet, others = _facet(plotted, cells)
+        plotted = plotted.assign(
+            cell=_label(plotted, others), infected_peers=plotted["bin"].map(BINS.index)
+        )
+        if facet is not None:
+            plotted = plotted.assign(**{facet: plotted[facet].astype(str)})
         fig = line_over_rounds(
-            plotted,
+            plotted.sort_values(["cell", "infected_peers"]),
             "infected_peers",
             "probability",
-            "k",
+            "cell",
             title="Conversion by infected peers (5 = five or more)",
             ylabel="probability of conversion",
+            facet=facet,
         )
-        report.figure(fig, "Cascade: conversion probability by infected peers, per k and overall")
-    report.table(
-        "cascade",
-        table,
-        "Agents at risk, conversions and probability per bin: overall, per k, and per group "
-        "size N and k",
-    )
+        report.figure(fig, "Cascade: conversion probability by infected peers, per cell")
+    report.table("cascade", table, "Agents at risk, conversions and probability per cell and bin")
 
 
-def _contrast_section(metrics: dict[str, Any], report: Report) -> None:
-    contrast = metrics.get("group_vs_dyad")
-    rows = []
-    if contrast:
-        for size, by_subset in contrast["by_group_size"].items():
-            for subset in ("all_agents", "initially_true"):
-                overall = by_subset[subset]["overall"]
-                rows.append({"n_agents": size, "subset": subset, "model": "all", **overall})
-                for model, values in by_subset[subset]["by_model"].items():
-                    rows.append({"n_agents": size, "subset": subset, "model": model, **values})
+def _contrast_section(metrics: PeerPressureMetrics, report: Report) -> None:
     report.section(
         "Group versus dyad and re-asking",
-        "FPI of each N-agent group minus FPI of the dyad (N = 2) at k = 1 on the same items "
-        "(replicates averaged per item; paired bootstrap 95 % intervals). Re-ask variants are "
-        "compared with the original probe at the same checkpoint.",
+        "FPI of each N-agent group minus FPI of the dyad (N = 2), both with one adversary, on "
+        "the same items in each cell of the other factors (replicates averaged per item; paired "
+        "bootstrap 95 % intervals). Re-ask variants are compared with the original probe at "
+        "the same checkpoint, per cell.",
     )
-    if rows:
-        report.table("group_vs_dyad", pd.DataFrame(rows), "Group minus dyad FPI")
-    report.table("reask", _frame(metrics["reask"]), "Re-ask variants")
+    if metrics.group_vs_dyad:
+        report.table("group_vs_dyad", rows_frame(metrics.group_vs_dyad), "Group minus dyad FPI")
+    report.table("reask", rows_frame(metrics.reask), "Re-ask variants per cell")
 
 
-def _agreement_section(metrics: dict[str, Any], report: Report) -> None:
-    agreement = metrics.get("judge_agreement")
-    if not agreement:
+def _agreement_section(metrics: PeerPressureMetrics, report: Report) -> None:
+    agreement = metrics.judge_agreement
+    if agreement is None:
         return
     report.section(
         "Judge agreement",
-        f"Judge {agreement['judge_a']} against judge {agreement['judge_b']} on events both "
+        f"Judge {agreement.judge_a} against judge {agreement.judge_b} on events both "
         "labelled. Reweighted FPI replaces each of the first judge's labels by the second "
         "judge's chance of saying manipulated for that label.",
     )
     for channel in ("private", "public"):
-        result = agreement[channel]
+        result = getattr(agreement, channel)
         report.metrics(
             {
-                f"{channel}: n": result["n"],
-                f"{channel}: percent agreement": result["percent_agreement"],
-                f"{channel}: Cohen's kappa": result["kappa"],
+                f"{channel}: n": result.n,
+                f"{channel}: percent agreement": result.percent_agreement,
+                f"{channel}: Cohen's kappa": result.kappa,
             }
-            | (
-                {f"{channel}: kappa not computed": result["skipped"]}
-                if result.get("skipped")
-                else {}
-            )
+            | ({f"{channel}: kappa not computed": result.skipped} if result.skipped else {})
         )
-        confusion = pd.DataFrame.from_dict(result["confusion"], orient="index")
-        confusion.index.name = agreement["judge_a"]
+        confusion = pd.DataFrame.from_dict(result.confusion, orient="index")
+        confusion.index.name = agreement.judge_a
         report.table(f"confusion_{channel}", confusion.reset_index(), f"{channel} labels")
-    reweighted = agreement["reweighted_fpi"]
-    report.table("reweighted_fpi", _frame(reweighted["by_cell"]), "FPI and reweighted FPI")
+    report.table(
+        "reweighted_fpi", rows_frame(agreement.reweighted_fpi.by_cell), "FPI and reweighted FPI"
+    )
 
 
-def build_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+def build_report(tables: RunTables, metrics: PeerPressureMetrics, report: Report) -> None:
     """Add the peer-pressure sections to `report` from `compute_metrics` output."""
-    cells = list(metrics["cell_factors"])
+    cells = list(metrics.cell_factors)
     done = int((tables.conversations["status"] == "done").sum())
     report.section(
         "Run",
-        f"Labels by judge {metrics['judge']}. Failed events and labels are counted here and left "
+        f"Labels by judge {metrics.judge}. Failed events and labels are counted here and left "
         "out of every rate.",
     )
-    report.metrics({"conversations done": done, **metrics["failures"]})
+    report.metrics({"conversations done": done, **metrics.failures.model_dump()})
+    if metrics.pooled:
+        contrasted = "; ".join(
+            f"{section} pools {', '.join(factors)}" for section, factors in metrics.pooled.items()
+        )
+        report.note(
+            "Every table is per cell of the run's factors, except where a section's definition "
+            f"contrasts a factor's levels: {contrasted}."
+        )
     _fpi_section(metrics, report, cells)
     _time_section(metrics, report, cells)
     _turn_section(metrics, report, cells)
-    _cascade_section(metrics, report)
+    _cascade_section(metrics, report, cells)
     _contrast_section(metrics, report)
     network_sections(metrics, report)
     _agreement_section(metrics, report)

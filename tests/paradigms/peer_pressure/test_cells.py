@@ -1,0 +1,43 @@
+"""Cells from the design: every level is a cell of its own (a missing one too), list and
+mapping levels group by value, and cells come in sorted order."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from backchannel.analysis import Design
+from backchannel.paradigms.peer_pressure._cells import Cells, model_factors, per_cell_rows
+
+
+def test_levels_group_by_value_and_a_missing_level_is_kept() -> None:
+    conversations = pd.DataFrame(
+        {
+            "conversation_id": ["a", "b", "c", "d", "e"],
+            "k_share": [0.5, None, 0.5, None, 0.25],
+            "models": [["x", "y"], ["x"], ["x", "y"], ["x"], ["x"]],
+        }
+    )
+    cells = Cells(conversations, ["k_share", "models"])
+    # Sorted by level; the missing k_share last, never dropped.
+    assert cells.levels == [
+        {"k_share": 0.25, "models": ["x"]},
+        {"k_share": 0.5, "models": ["x", "y"]},
+        {"k_share": None, "models": ["x"]},
+    ]
+    turns = pd.DataFrame({"conversation_id": ["a", "a", "b", "c", "d", "d", "d"]})
+    counts = per_cell_rows(cells, turns, lambda part: {"n": len(part)})
+    # a and c share a cell (3 turns), b and d another (4); e's cell has none but is listed.
+    assert [row["n"] for row in counts] == [0, 3, 4]
+    present = per_cell_rows(cells, turns, lambda part: {"n": len(part)}, every=False)
+    assert [row["n"] for row in present] == [3, 4]
+
+
+def test_no_factor_is_one_cell_and_no_conversation_no_cell() -> None:
+    conversations = pd.DataFrame({"conversation_id": ["a", "b"]})
+    assert Cells(conversations, []).levels == [{}]
+    assert Cells(conversations.iloc[0:0], []).levels == []
+
+
+def test_model_factors_are_the_ones_that_name_models() -> None:
+    design = Design(("model", "k", "models", "adversary_model", "assignment"))
+    assert model_factors(design) == ["model", "models", "adversary_model"]
