@@ -47,8 +47,7 @@ if TYPE_CHECKING:
     from backchannel.judges._llm import LLMJudge, verdict_of
     from backchannel.judges._prompts import judge_template, judge_templates
     from backchannel.judges._rule import classify_private, classify_public
-    from backchannel.judges._target import ContextTurn, Target, Verdict, judge_seed
-    from backchannel.judges._task import JudgeTask
+    from backchannel.judges._target import ContextTurn, JudgeTask, Target, Verdict, judge_seed
 
 __all__ = [
     "CONTEXT_TURNS",
@@ -144,7 +143,6 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._llm": ("LLMJudge", "verdict_of"),
             "._prompts": ("judge_template", "judge_templates"),
             "._rule": ("classify_private", "classify_public"),
-            "._target": ("ContextTurn", "Target", "Verdict", "judge_seed"),
-            "._task": ("JudgeTask",),
+            "._target": ("ContextTurn", "JudgeTask", "Target", "Verdict", "judge_seed"),
         },
     )
