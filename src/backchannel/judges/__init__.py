@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         private_messages,
         public_messages,
     )
+    from backchannel.judges._labelling import Agreement, LabelJob, Labelling, TaskLabelling
     from backchannel.judges._labels import PRIVATE_LABELS, PUBLIC_LABELS, PrivateLabel, PublicLabel
     from backchannel.judges._llm import LLMJudge, verdict_of
     from backchannel.judges._prompts import judge_template, judge_templates
@@ -56,19 +57,23 @@ __all__ = [
     "PRIVATE_LABELS",
     "PUBLIC_LABELS",
     "RULE_MODEL",
+    "Agreement",
     "Chooser",
     "ContextTurn",
     "Judge",
     "JudgeTask",
     "Judging",
     "LLMJudge",
+    "LabelJob",
     "LabelRow",
+    "Labelling",
     "Pick",
     "PrivateLabel",
     "PublicLabel",
     "Relabelling",
     "RuleJudge",
     "Target",
+    "TaskLabelling",
     "Verdict",
     "agreement",
     "classify_answers",
@@ -139,6 +144,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "private_messages",
                 "public_messages",
             ),
+            "._labelling": ("Agreement", "LabelJob", "Labelling", "TaskLabelling"),
             "._labels": ("PRIVATE_LABELS", "PUBLIC_LABELS", "PrivateLabel", "PublicLabel"),
             "._llm": ("LLMJudge", "verdict_of"),
             "._prompts": ("judge_template", "judge_templates"),

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from backchannel.analysis import Metrics, RunTables
-    from backchannel.judges import JudgeTask, Judging, Relabelling, Target
+    from backchannel.judges import JudgeTask, Judging, Labelling, Relabelling, Target
     from backchannel.report import Report
 
 
@@ -144,6 +144,15 @@ class Paradigm(ABC, Generic[S]):
                     f"--{name.replace('_', '-')}: the {self.name} paradigm does not read this "
                     f"option; it reads {reads or 'no options'}"
                 )
+
+    def labelling(self) -> Labelling | None:
+        """What `backchannel judge` and `agree` do with this paradigm's runs (default: one
+        label per event from its `judging` tasks; None: nothing to judge)."""
+        if self.judging is None:
+            return None
+        from backchannel.judges import TaskLabelling
+
+        return TaskLabelling(self.judging, self.relabelled)
 
     def judge_tasks(self) -> tuple[JudgeTask, ...]:
         """The kinds of judging a stored run offers `backchannel judge` and `agree` (default:
