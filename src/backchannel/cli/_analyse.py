@@ -22,7 +22,7 @@ SecondJudgeOption = Annotated[
 ]
 ThresholdOption = Annotated[
     float | None,
-    typer.Option("--threshold", help="The paradigm's decision threshold, where it has one (see its docs)."),
+    typer.Option("--threshold", help="The paradigm's decision threshold, where it has one."),
 ]
 
 
