@@ -16,7 +16,7 @@ from backchannel.paradigms._factors import S, check_factor_names, resolve_cell
 if TYPE_CHECKING:
     import pandas as pd
 
-    from backchannel.analysis import Metrics, RunTables
+    from backchannel.analysis import Metrics, RunTables, Study
     from backchannel.judges import JudgeTask, Judging, Labelling, Relabelling, Target
     from backchannel.report import Report
 
@@ -134,6 +134,16 @@ class Paradigm(ABC, Generic[S]):
         """Tidy tables of this paradigm beyond events, labels and conversations, by name
         (written by `backchannel export` next to them); none by default."""
         return {}
+
+    def study(self) -> Study | None:
+        """The source study's published headline values (`study.yaml` in the paradigm's
+        package), printed beside a run's by `metrics --compare-study` and the report."""
+        import sys
+
+        from backchannel.analysis import load_study
+
+        package = sys.modules[type(self).__module__].__package__
+        return load_study(package) if package else None
 
     def check_options(self, options: AnalysisOptions) -> None:
         """Refuse an analysis option this paradigm does not read."""
