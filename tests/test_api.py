@@ -23,7 +23,7 @@ def test_the_quickstart_runs_and_reads_back_through_the_api(tmp_path: Path) -> N
     assert set(run.labels["judge"]) == {"rule"}
     assert list(run.conversations["k"].unique()) == [0, 1]
     figures = run.metrics()
-    assert figures["judge"] == "rule"
+    assert figures.judge == "rule"  # typed results (PeerPressureMetrics)
     assert bc.open_run(tmp_path / "run").metrics() == figures
     report = run.report(tmp_path / "report")
     assert report.name == "report.html" and report.is_file()

@@ -55,10 +55,11 @@ class Cells:
     def __init__(self, frame: pd.DataFrame, by: Sequence[str], key: str = "conversation_id"):
         self.by = list(by)
         self.key = key
-        rows = list(zip(*(frame[c].tolist() for c in self.by), strict=True)) if self.by else []
-        keys = [tuple(_key(v) for v in row) for row in rows] if self.by else [()] * len(frame)
+        columns = [frame[c].tolist() for c in self.by]
+        rows = list(zip(*columns, strict=True)) if columns else [()] * len(frame)
+        keys = [tuple(_key(v) for v in row) for row in rows]
         first: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        for k, row in zip(keys, rows or [()] * len(frame), strict=True):
+        for k, row in zip(keys, rows, strict=True):
             first.setdefault(k, row)
         order = _sorted(set(keys))
         self.levels: list[Level] = [
@@ -76,9 +77,6 @@ class Cells:
     def of(cls, tables: RunTables, by: Sequence[str]) -> Cells:
         """The cells of the run's finished conversations over `by` (factors of the design)."""
         return cls(done_conversations(tables), by)
-
-    def __len__(self) -> int:
-        return len(self.levels)
 
     def code(self, frame: pd.DataFrame) -> pd.Series:
         """Each row's cell (an index into `levels`), by its conversation; -1 for none."""
