@@ -273,7 +273,8 @@ def testimony_sweep(server: Server, total: int, opens: int, page: Any) -> Testim
     for cid in ids:
         elapsed, data = timed(server.get, "/api/runs/0/conversation", id=cid)
         api_ms.append(1000 * elapsed)
-        edges.append(len(data["details"]["citation_graph"]["graphs"]["citations"]["edges"]))
+        switch = data["page"]["panels"][-1]  # the citation judges' graphs
+        edges.append(len(switch["choices"][0]["panels"][0]["edges"]))
     browser_ms: list[float] = []
     if page is not None:
         page.goto(server.url + "#/run/0")

@@ -156,12 +156,16 @@ def test_the_grid_puts_public_messages_and_private_answers_in_their_cells(
     assert bob.locator("button.event.private .text").inner_text() == answer_text("Bob", 1)
     assert "hedge" in bob.locator("button.event.public").inner_text()
     assert "manipulated" in bob.locator("button.event.private").inner_text()
-    assert "hidden-infection" in (bob.get_attribute("class") or "")
-    assert "silent-knower" in (cell(page, 1, "Carol").get_attribute("class") or "")
+    assert bob.get_attribute("data-mark") == "hidden_infection"
+    assert "flagged" in (bob.get_attribute("class") or "")
+    assert "hidden infection" in bob.locator(".flag").text_content()
+    carol = cell(page, 1, "Carol")
+    assert "flagged" in (carol.get_attribute("class") or "")
+    assert "silent knower" in carol.locator(".flag").text_content()
     assert cell(page, 0, "Dave").locator("button.event.private .text").inner_text() == answer_text(
         "Dave", 0
     )
-    assert page.locator("th.adversary").count() == 1
+    assert page.locator("th.tone-negative .chip-role").inner_text() == "adversary"
     assert_inert(page)
 
 
@@ -185,6 +189,9 @@ def test_clicking_a_turn_shows_the_prompt_it_was_sent(page: Any, server: str) ->
 def test_the_agent_filter_hides_other_agents_private_answers(page: Any, server: str) -> None:
     open_page(page, conversation_url(server, agent="Bob"))
     assert cell(page, 1, "Bob").locator("button.event.private").count() == 1
+    # a mark that rests on another agent's private answer goes with it
+    assert cell(page, 2, "Dave").locator(".flag").count() == 0
+    assert "flagged" not in (cell(page, 2, "Dave").get_attribute("class") or "")
     for agent in ("Carol", "Dave"):
         for round_ in (0, 1, 2):
             assert cell(page, round_, agent).locator("button.event.private").count() == 0
@@ -278,13 +285,18 @@ def test_the_testimony_view_shows_chain_windows_votes_and_direct_messages(
         (copy / "index.html").resolve().as_uri() + "#/conv/0?id=" + quote("model=sim/s1/0", safe="")
     )
     open_page(page, base)
-    assert page.locator("table.chain thead th.node").count() == 3
-    assert page.locator('table.chain tr[data-agent="Cy"] td.window').count() == 2
+    assert page.locator("table.chain thead th[data-node]").count() == 3
+    assert page.locator('table.chain tr[data-agent="Cy"] td[data-seen="1"]').count() == 2
     t1 = page.locator('table.votes tr[data-agent="Ann"] td[data-checkpoint="T1"]')
-    assert "decoy" in (t1.get_attribute("class") or "") and "jar" in t1.inner_text()
+    assert t1.get_attribute("data-kind") == "decoy" and "jar" in t1.inner_text()
     failed = page.locator('table.votes tr[data-agent="Cy"] td[data-checkpoint="R1"]')
-    assert "vote-failed" in (failed.get_attribute("class") or "")
+    assert failed.get_attribute("data-kind") == "failed"
     assert "false testimony" in page.locator("table.messages").inner_text()
+    # rounds carry the paradigm's names: the testimony at T1, votes at T0, T1, R1
+    assert page.locator("table.messages tbody tr td").first.inner_text() == "T1"
+    heads = page.locator("table.votes thead th").all_inner_texts()
+    assert heads == ["agent", "T0", "T1", "R1"]
+    assert "truth majority at R1" in page.locator(".conv-head .badges").inner_text()
     open_page(page, base + "&agent=Ben")  # the direct message went to Ann only
     assert page.locator("table.messages tbody tr").count() == 0
     assert page.locator('table.votes tr[data-agent="Ann"] button.event').count() == 0
@@ -316,9 +328,10 @@ def test_the_citation_graph_marks_its_roots_and_a_node_opens_its_event(
         assert page.locator("svg.graph g.gnode").count() == 9
         assert page.locator("svg.graph path.edge").count() == 5
         true_root, false_root = graph_node(page, 1), graph_node(page, 0)
-        assert "root-true" in (true_root.get_attribute("class") or "")
+        assert "border-strong" in (true_root.get_attribute("class") or "")
+        assert true_root.get_attribute("data-root") == "true"
         assert true_root.locator("text.line3").text_content() == "TRUE ROOT"  # not colour alone
-        assert "root-false" in (false_root.get_attribute("class") or "")
+        assert "border-dashed" in (false_root.get_attribute("class") or "")
         assert false_root.locator("text.line3").text_content() == "FALSE ROOT"
         assert "other testimony" in graph_node(page, 2).text_content()
         assert "holds true + false roots" in graph_node(page, 6).text_content()
@@ -353,7 +366,7 @@ def test_the_citation_graph_marks_its_roots_and_a_node_opens_its_event(
 
         open_page(page, base + "#/conv/0?id=" + quote("condition=C1/g2/0", safe=""))
         assert page.locator("svg.graph").count() == 0
-        assert "no citation judge labelled it" in page.locator("p.no-citations").inner_text()
+        assert "no citation judge labelled it" in page.locator(".panel-prose").last.inner_text()
         assert_inert(page)
     finally:
         process.terminate()

@@ -200,7 +200,7 @@ def test_sorting_by_a_metric_puts_missing_values_last_and_follows_recommits(run:
     page = reader.page(ListQuery(sort="metric:fpi", limit=2))
     assert ids(page) == ["k=0/p0/0", f"k=1/{ITEM}/0"]  # FPI 0 before FPI 1
     assert page["conversations"][0]["metrics"]["fpi"] == 0.0
-    with pytest.raises(BadQuery, match="no metric 'nope'"):
+    with pytest.raises(BadQuery, match="no figure 'nope'"):
         reader.page(ListQuery(sort="metric:nope"))
     store.close()
     reader.close()

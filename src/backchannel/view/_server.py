@@ -100,7 +100,7 @@ async def _page(request: web.Request) -> web.Response:
 
 async def _conversation(request: web.Request) -> web.Response:
     cid = _conversation_id(request)
-    found = _reader(request).conversation(cid)
+    found = _reader(request).conversation(cid, request.query.get("judge") or None)
     if found is None:
         raise web.HTTPNotFound(text=f"the run has no conversation {cid!r}")
     return _json(found)

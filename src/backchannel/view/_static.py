@@ -77,7 +77,7 @@ def _write(readers: list[RunReader], folder: Path) -> None:
             page = reader.page(ListQuery(offset=offset, limit=_PAGE))
             for row in page["conversations"]:
                 number = len(rows)
-                found = reader.conversation(row["conversation_id"])
+                found = reader.conversation(row["conversation_id"], judges=True)
                 assert found is not None
                 for event in found["events"]:
                     full = reader.event(row["conversation_id"], int(event["seq"]))
