@@ -264,10 +264,11 @@ VOTING_VOTES = {
 }
 
 
-def build_testimony_run(directory: Path) -> Path:
-    """One testimony conversation: chain bag -> jar -> box (endpoint box, decoy jar), 1 round."""
-    store = RunStore(directory, create=True)
-    store.write_manifest(manifest("testimony", {"model": ["sim"]}))
+def voting_conversation(
+    item: str = "s1", condition: str = "C1", r1: dict[str, str | None] | None = None
+) -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    """One testimony conversation: chain bag -> jar -> box (endpoint box, decoy jar), 1 round;
+    `r1` replaces the votes at R1."""
     environment = {
         "chain": [{"actor": None, "container": "bag"}, {"actor": "Ann", "container": "jar"},
                   {"actor": "Sol", "container": "box"}],
@@ -278,15 +279,17 @@ def build_testimony_run(directory: Path) -> Path:
     meta = {
         "agents": [{"name": n, "role": r, "model": "sim"} for n, r in VOTING_ROLES.items()],
         "endpoint": "box", "decoy": "jar", "rounds": 1, "environment": environment,
-        "condition": "C1", "intervention": "none", "deception": "event",
+        "condition": condition, "intervention": "none", "deception": "event",
         "key_message_kind": "direct",
         "majority": {"participants": 3, "observers": 2, "all": 4},
     }  # fmt: skip
-    spec = ConversationSpec(
-        "model=sim/s1/0", "testimony", {"model": "sim"}, "model=sim", Item("s1"), 0, 1
-    )
+    cid = f"condition={condition};model=sim/{item}/0"
+    cell = {"condition": condition, "model": "sim"}
+    spec = ConversationSpec(cid, "testimony", cell, cid.rsplit("/", 2)[0], Item(item), 0, 1)
     events: list[Event] = []
     for (label, number), votes in VOTING_VOTES.items():
+        if number == 2 and r1 is not None:
+            votes = r1
         if number == 1:
             events.append(Event(len(events), "message", "testimony", 1, 0, "Kim", "key", "public",
                                 text="Kim: I saw it go back to the jar",
@@ -298,7 +301,34 @@ def build_testimony_run(directory: Path) -> Path:
             events.append(Event(len(events), "probe", "vote", number, None, agent, role, "private",
                                 text=vote or "no idea", value=vote, status=status,
                                 meta={"checkpoint": label}))  # fmt: skip
+    return spec, events, [], meta
+
+
+def build_testimony_run(directory: Path) -> Path:
+    """One testimony conversation (see `voting_conversation`)."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("testimony", {"model": ["sim"]}))
+    spec, events, _, meta = voting_conversation()
+    spec = replace(spec, conversation_id="model=sim/s1/0", cell={"model": "sim"})
     store.commit_conversation(spec, 0, events, UsageMeter(), meta)
+    store.close()
+    return directory
+
+
+DECOY = {"Ann": "jar", "Ben": "jar", "Cy": "jar", "Kim": "jar", "Sol": "box"}
+TRUTH = {"Ann": "box", "Ben": "box", "Cy": "box", "Kim": "jar", "Sol": "box"}
+# (item, condition, votes at R1): the outcome at R1 of each conversation of the outcomes run.
+OUTCOMES = [("s1", "C1", DECOY), ("s2", "C1", TRUTH), ("s3", "C0", DECOY), ("s4", "C1", DECOY),
+            ("s5", "C0", TRUTH)]  # fmt: skip
+
+
+def testimony_outcomes_run(directory: Path) -> Path:
+    """Five conversations in C0 and C1 whose outcome at R1 is a decoy or a truth majority."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("testimony", {"condition": ["C0", "C1"], "model": ["sim"]}))
+    for position, (item, condition, votes) in enumerate(OUTCOMES):
+        spec, events, _, meta = voting_conversation(item, condition, votes)
+        store.commit_conversation(spec, position, events, UsageMeter(), meta)
     store.close()
     return directory
 

@@ -387,3 +387,37 @@ def test_the_citation_graph_in_the_static_copy(page: Any, tmp_path: Path) -> Non
     assert page.locator("#detail h2").inner_text() == "Ben · message/statement"
     assert all(u.startswith("file://") for u in page.requests), page.requests
     assert_inert(page)
+
+
+def test_a_url_lists_the_conversations_of_a_cell_and_an_outcome(page: Any, tmp_path: Path) -> None:
+    from ._build import testimony_outcomes_run
+
+    run = testimony_outcomes_run(tmp_path / "outcomes")
+    copy = tmp_path / "copy"
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--static"]
+    subprocess.run([*command, str(copy)], check=True, capture_output=True, timeout=120)
+    process, base = serve(run)
+    wanted = "#/run/0?f.condition=" + quote('"C1"') + "&m.R1=" + quote('"decoy"')
+    try:
+        for root in (base, (copy / "index.html").resolve().as_uri()):
+            open_page(page, root + wanted)
+            rows = page.locator("table.conversations tbody tr")
+            assert [rows.nth(i).locator("td").nth(2).inner_text() for i in range(rows.count())] == [
+                "s1",
+                "s4",
+            ]
+            assert "of 2" in page.locator("p.pager").inner_text()
+            note = page.locator("p.figure-filter").inner_text()
+            assert "R1" in note and '"decoy"' in note
+            # the filter stays when another filter is applied, and "show all" drops it
+            page.select_option('select[name="status"]', "done")
+            page.locator("form.filters button[type=submit]").click()
+            page.wait_for_function("location.hash.includes('status=done')")
+            page.wait_for_selector("body[data-ready]", state="attached")
+            assert "m.R1=" in page.evaluate("location.hash")
+            open_page(page, root + "#/run/0?m.R1=decoy")  # not JSON: said, not guessed
+            assert "must be JSON" in page.locator(".error-page").inner_text()
+        assert_inert(page)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
