@@ -3,6 +3,7 @@ prompts on click, the agent filter, inert XSS payloads and the static copy from 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -417,6 +418,63 @@ def test_a_url_lists_the_conversations_of_a_cell_and_an_outcome(page: Any, tmp_p
             assert "m.R1=" in page.evaluate("location.hash")
             open_page(page, root + "#/run/0?m.R1=decoy")  # not JSON: said, not guessed
             assert "must be JSON" in page.locator(".error-page").inner_text()
+        assert_inert(page)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def long_run(directory: Path) -> Path:
+    """The payload conversation with a 200,000-character word, a 1 MB message of words and a
+    1 MB answer without a space (degenerate output, a base64 blob)."""
+    from dataclasses import replace
+
+    from backchannel.store import RunStore
+
+    from ._build import commit, manifest, peer_pressure_conversation
+
+    spec, events, labels, meta = peer_pressure_conversation()
+    texts = {1: "W" * 200_000, 5: ("lorem ipsum dolor " * 60_000)[:1_000_000], 6: "Zm9v" * 250_000}
+    events = [replace(e, text=texts.get(e.seq, e.text)) for e in events]
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest())
+    commit(store, (spec, events, labels, meta), 0)
+    store.close()
+    return directory
+
+
+def test_a_long_word_and_a_1_mb_message_draw_in_under_two_seconds(
+    page: Any, tmp_path: Path
+) -> None:
+    run = long_run(tmp_path / "long")
+    copy = tmp_path / "copy"
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--static"]
+    subprocess.run([*command, str(copy)], check=True, capture_output=True, timeout=300)
+    process, base = serve(run)
+    try:
+        for root in (base, (copy / "index.html").resolve().as_uri()):
+            open_page(page, root + "#/run/0")  # the run's data is loaded before the clock starts
+            start = page.evaluate("performance.now()")
+            page.evaluate("delete document.body.dataset.ready")
+            page.evaluate(f"location.hash = {json.dumps(conversation_url(''))}")
+            page.wait_for_selector("body[data-ready] td.cell", state="attached")
+            page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
+            drawn = page.evaluate("performance.now()") - start
+            assert drawn < 2000, f"the conversation took {drawn:.0f} ms to draw"
+            # Folded: each long text shows its start and says how long it is.
+            word = page.locator("button.event .text.folded", has_text="WWWW").first
+            assert "show all (200,000 characters)" in word.inner_text()
+            assert page.locator(".show-all").count() == 3
+            # Shown whole on request (still cheap): every character is there.
+            start = page.evaluate("performance.now()")
+            word.locator(".show-all").click()
+            page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
+            assert page.evaluate("performance.now()") - start < 2000
+            unfolded = page.locator(".text.unfolded").first
+            assert unfolded.evaluate("node => node.textContent.length") == 200_000
+            assert page.locator("#detail").is_hidden()  # unfolding did not open the event
+            box = unfolded.bounding_box()
+            assert box is not None and box["width"] < 1000  # the word wraps inside its cell
         assert_inert(page)
     finally:
         process.terminate()

@@ -13,7 +13,7 @@ from backchannel._lazy import lazy_exports
 if TYPE_CHECKING:
     from backchannel.view._query import BadQuery, ListQuery
     from backchannel.view._reader import RunReader, RunUnreadable
-    from backchannel.view._server import CSP, make_app
+    from backchannel.view._server import CSP, make_app, serve
     from backchannel.view._static import write_static
     from backchannel.view._views import view_of
 
@@ -24,6 +24,7 @@ __all__ = [
     "RunReader",
     "RunUnreadable",
     "make_app",
+    "serve",
     "view_of",
     "write_static",
 ]
@@ -34,7 +35,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         {
             "._query": ("BadQuery", "ListQuery"),
             "._reader": ("RunReader", "RunUnreadable"),
-            "._server": ("CSP", "make_app"),
+            "._server": ("CSP", "make_app", "serve"),
             "._static": ("write_static",),
             "._views": ("view_of",),
         },

@@ -109,7 +109,13 @@ class RunReader:
         self._db.row_factory = sqlite3.Row
 
     def _file_stamp(self) -> tuple[bool, int, int]:
-        stat = self._path.stat()
+        try:
+            stat = self._path.stat()
+        except OSError:
+            raise RunUnreadable(
+                f"{self._path} is gone: the run store was deleted or moved while the viewer "
+                "showed it; restore it, or start `backchannel view` again on a run directory"
+            ) from None
         return Path(f"{self._path}-wal").exists(), stat.st_size, stat.st_mtime_ns
 
     def _fresh(self) -> sqlite3.Connection:
