@@ -358,4 +358,6 @@ def as_json(value: Any) -> Any:
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """A table's rows as dicts keyed by column name (what a view walks to build its panels)."""
-    return [{str(k): v for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    names = [str(c) for c in frame.columns]
+    values = [frame.iloc[:, i].tolist() for i in range(len(names))]  # one conversion per column
+    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]

@@ -6,11 +6,13 @@ A view that fails is reported on the page (its error, in one line), never a fail
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
     from backchannel.paradigms import Column, View
+    from backchannel.view._tables import Rows
 
 
 def _failure(error: Exception) -> str:
@@ -50,39 +52,45 @@ class Figures:
     def rows(
         self,
         manifest: Mapping[str, Any],
-        conversations: Sequence[Mapping[str, Any]],
-        events: Iterable[Mapping[str, Any]],
-        labels: Iterable[Mapping[str, Any]],
+        conversations: Rows,
+        events: Rows,
+        labels: Rows,
         judge: str | None,
     ) -> dict[str, dict[str, Any]]:
         """conversation id -> {"metrics": values (and `_note`), "badges": [...]}."""
-        from backchannel.paradigms import ViewOptions, as_json
         from backchannel.view._tables import tables_of
 
+        return self.rows_of(tables_of(manifest, conversations, events, labels), judge)
+
+    def rows_of(self, tables: RunTables, judge: str | None) -> dict[str, dict[str, Any]]:
+        """`rows` over tables already built."""
+        from backchannel.paradigms import ViewOptions, as_json
+
         view = self.view
-        out: dict[str, dict[str, Any]] = {
-            str(c["conversation_id"]): {"metrics": {}, "badges": []} for c in conversations
-        }
-        if view is None or view.rows is None or not conversations:
+        statuses = dict(
+            zip(
+                tables.conversations["conversation_id"].astype(str),
+                tables.conversations["status"].astype(str),
+                strict=True,
+            )
+        )
+        out: dict[str, dict[str, Any]] = {cid: {"metrics": {}, "badges": []} for cid in statuses}
+        if view is None or view.rows is None:
             return out
-        done = [c for c in conversations if c["status"] == "done"]
-        for c in conversations:
-            if c["status"] != "done":
-                out[str(c["conversation_id"])]["metrics"] = {
-                    "_note": f"conversation {c['status']}: no metrics"
-                }
+        done = [cid for cid, status in statuses.items() if status == "done"]
+        for cid, status in statuses.items():
+            if status != "done":
+                out[cid]["metrics"] = {"_note": f"conversation {status}: no metrics"}
         if not done:
             return out
-        tables = tables_of(manifest, conversations, events, labels)
         try:
             with tables.reuse():
                 found = view.rows(tables, ViewOptions(judge=judge))
         except Exception as error:  # a view's bug shows on the page, it does not fail it
-            for c in done:
-                out[str(c["conversation_id"])]["metrics"] = {"_note": _failure(error)}
+            for cid in done:
+                out[cid]["metrics"] = {"_note": _failure(error)}
             return out
-        for c in done:
-            cid = str(c["conversation_id"])
+        for cid in done:
             row = found.get(cid)
             if row is None:
                 out[cid]["metrics"] = {"_note": "the paradigm's view gives no figures for it"}
@@ -97,21 +105,29 @@ class Figures:
         self,
         manifest: Mapping[str, Any],
         conversation: Mapping[str, Any],
-        events: Sequence[Mapping[str, Any]],
-        labels: Iterable[Mapping[str, Any]],
-        judge: str | None,
-    ) -> dict[str, Any] | None:
-        """The conversation's page as JSON (`panels`, `badges`), its error, or None (no view)."""
-        from backchannel.paradigms import ViewOptions, as_json
+        events: Rows,
+        labels: Rows,
+        judges: list[str | None],
+    ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any] | None]]:
+        """One conversation's figures (under the first of `judges`) and its page under each of
+        `judges`, as JSON (`panels`, `badges`, or its `error`; None without a view), from one
+        build of its tables."""
         from backchannel.view._tables import tables_of
+
+        tables = tables_of(manifest, [conversation], events, labels)
+        with tables.reuse():
+            figures = self.rows_of(tables, judges[0] if judges else None)
+            return figures, [self._page(tables, str(conversation["conversation_id"]), j)
+                             for j in judges]  # fmt: skip
+
+    def _page(self, tables: RunTables, cid: str, judge: str | None) -> dict[str, Any] | None:
+        from backchannel.paradigms import ViewOptions, as_json
 
         view = self.view
         if view is None or view.page is None:
             return None
-        tables = tables_of(manifest, [conversation], events, labels)
         try:
-            with tables.reuse():
-                found = view.page(tables, str(conversation["conversation_id"]), ViewOptions(judge))
+            found = view.page(tables, cid, ViewOptions(judge))
         except Exception as error:
             return {"judge": judge, "panels": [], "badges": [], "error": _failure(error)}
         return {"judge": judge, **as_json(found)}

@@ -17,6 +17,7 @@ from backchannel.errors import BackchannelError, RunDirectoryError
 from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore, usage_by_model
 from backchannel.view._figures import Figures
 from backchannel.view._query import BadQuery, ListQuery, where_clause
+from backchannel.view._tables import Rows
 
 _TABLES = {"manifest", "conversations", "events", "labels", "usage"}
 _EVENT_COLUMNS = (
@@ -98,7 +99,7 @@ class RunReader:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         self._has_reasoning = "reasoning" in columns
         self._manifest = self._read_manifest()
-        self._metric_cache: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._metric_cache: dict[str, tuple[Any, dict[str, Any]]] = {}
         self._view: Figures | None = None
 
     def _open(self) -> None:
@@ -306,28 +307,19 @@ class RunReader:
             f"ORDER BY {base}",
             params,
         ).fetchall()
-        stale = [
-            {"conversation_id": r[0], "status": r[1]}
-            for r in rows
-            if self._metric_cache.get(r[0], (None, {}))[0] != r[2]
-        ]
-        finished = {r[0]: r[2] for r in rows}
-        for start in range(0, len(stale), _BATCH):
-            chunk = stale[start : start + _BATCH]
-            self._add_metrics(chunk)
-            for c in chunk:
-                scalars = {k: c["metrics"].get(k) for k in keys}
-                self._metric_cache[c["conversation_id"]] = (finished[c["conversation_id"]], scalars)
+        self._add_metrics([{"conversation_id": r[0], "finished_at": r[2]} for r in rows])
         wanted = {k: json.loads(v) for k, v in query.figures.items()}
         kept = [
             r[0]
             for r in rows
-            if all(_same(self._metric_cache[r[0]][1].get(k), v) for k, v in wanted.items())
+            if all(
+                _same(self._metric_cache[r[0]][1]["metrics"].get(k), v) for k, v in wanted.items()
+            )
         ]
         if query.metric is None:
             return len(kept), kept[query.offset : query.offset + query.limit]
         key = query.metric
-        values = [(cid, self._metric_cache[cid][1].get(key)) for cid in kept]
+        values = [(cid, self._metric_cache[cid][1]["metrics"].get(key)) for cid in kept]
         present = sorted(
             (v for v in values if v[1] is not None),
             key=lambda v: _sortable(v[1]),
@@ -337,42 +329,77 @@ class RunReader:
         return len(kept), [cid for cid, _ in ordered[query.offset : query.offset + query.limit]]
 
     def _add_metrics(self, conversations: list[dict[str, Any]]) -> None:
-        """Each conversation's figures (`metrics`) and badges, by the paradigm's view."""
-        for c in conversations:
-            c["metrics"], c["badges"] = {}, []
+        """Each conversation's figures (`metrics`) and badges, by the paradigm's view.
+
+        Figures are kept per conversation (a few values each) and computed again only when it
+        was committed again or its labels changed (a `judge` run while the viewer serves).
+        """
         if not conversations or not self._figures.has_rows:
+            for c in conversations:
+                c["metrics"], c["badges"] = {}, []
             return
         ids = [c["conversation_id"] for c in conversations]
-        marks = ",".join("?" * len(ids))
-        rows = [
-            dict(r)
-            for r in self._db.execute(
-                "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
-                f"meta FROM conversations WHERE conversation_id IN ({marks})",
-                ids,
-            )
+        stamps = self._stamps(ids)
+        stale = [
+            cid for cid in ids if self._metric_cache.get(cid, (None, {}))[0] != stamps.get(cid)
         ]
-        extra = "".join(f", {c}" for c in ("text", "meta") if c in self._figures.reads)
-        events = [
-            dict(r)
-            for r in self._db.execute(
-                "SELECT conversation_id, seq, kind, name, round, turn, agent, role, channel, "
-                f"value, status, model{extra} FROM events WHERE conversation_id IN ({marks}) "
-                "ORDER BY conversation_id, seq",
-                ids,
-            )
-        ]
-        labels = [
-            dict(r)
-            for r in self._db.execute(
-                "SELECT conversation_id, event_seq, judge, label, status FROM labels "
-                f"WHERE conversation_id IN ({marks}) ORDER BY conversation_id, event_seq, judge",
-                ids,
-            )
-        ]
-        figures = self._figures.rows(self.manifest, rows, events, labels, self.primary_judge())
+        for start in range(0, len(stale), _BATCH):
+            chunk = stale[start : start + _BATCH]
+            for cid, figures in self._compute(chunk).items():
+                self._metric_cache[cid] = (stamps.get(cid), figures)
         for c in conversations:
-            c.update(figures.get(c["conversation_id"], {}))
+            found = self._metric_cache.get(c["conversation_id"], (None, {}))[1]
+            c["metrics"] = dict(found.get("metrics", {}))
+            c["badges"] = list(found.get("badges", []))
+
+    def _stamps(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        """What a conversation's figures depend on: when it was committed, and its labels."""
+        found: dict[str, tuple[Any, ...]] = {}
+        for start in range(0, len(ids), _BATCH):
+            chunk = ids[start : start + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            for cid, finished in self._db.execute(
+                f"SELECT conversation_id, finished_at FROM conversations "
+                f"WHERE conversation_id IN ({marks})",
+                chunk,
+            ):
+                found[cid] = (finished, 0, 0)
+            for cid, count, last in self._db.execute(
+                "SELECT conversation_id, COUNT(*), MAX(rowid) FROM labels "
+                f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                chunk,
+            ):
+                found[cid] = (found.get(cid, (None,))[0], count, last)
+        return found
+
+    def _compute(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The view's figures of these conversations, read in three queries."""
+        marks = ",".join("?" * len(ids))
+        rows = self._rows(
+            "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
+            f"meta FROM conversations WHERE conversation_id IN ({marks})",
+            ids,
+        )
+        extra = "".join(f", {c}" for c in ("text", "meta") if c in self._figures.reads)
+        events = self._rows(
+            "SELECT conversation_id, seq, kind, name, round, turn, agent, role, channel, "
+            f"value, status, model{extra} FROM events WHERE conversation_id IN ({marks}) "
+            "ORDER BY conversation_id, seq",
+            ids,
+        )
+        labels = self._rows(
+            "SELECT conversation_id, event_seq, judge, label, status FROM labels "
+            f"WHERE conversation_id IN ({marks}) ORDER BY conversation_id, event_seq, judge",
+            ids,
+        )
+        return self._figures.rows(self.manifest, rows, events, labels, self.primary_judge())
+
+    def _rows(self, sql: str, params: list[Any]) -> Rows:
+        """The column names and plain tuples of a query (a table builds from them directly)."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        found = cursor.execute(sql, params).fetchall()
+        return [d[0] for d in cursor.description], found
 
     def _labels_of(
         self, ids: Iterable[str], *, with_text: bool
@@ -418,18 +445,22 @@ class RunReader:
             )
         ]
         events = [self._event(r, labels.get(int(r["seq"]), []), with_prompt=False) for r in stored]
-        for r in stored:
-            r["conversation_id"] = conversation_id
+        for r, e in zip(stored, events, strict=True):
+            # The view reads the event's meta decoded and without its prompt (never needed).
+            r.update(conversation_id=conversation_id, meta=e["meta"])
         label_rows = [
             {"conversation_id": conversation_id, "event_seq": seq, **label}
             for seq, found in labels.items()
             for label in found
         ]
         primary = self.primary_judge()
-        figures = self._figures.rows(self.manifest, [raw], stored, label_rows, primary)
-        conversation.update(figures.get(conversation_id, {"metrics": {}, "badges": []}))
         chosen = judge or primary
-        page = self._figures.page(self.manifest, raw, stored, label_rows, chosen)
+        others = sorted({str(x["judge"]) for x in label_rows} - {chosen}) if judges else []
+        figures, pages = self._figures.page(
+            self.manifest, raw, stored, label_rows, [chosen, *others]
+        )
+        conversation.update(figures.get(conversation_id, {"metrics": {}, "badges": []}))
+        page = pages[0]
         found: dict[str, Any] = {
             "paradigm": self.paradigm,
             "primary_judge": primary,
@@ -439,13 +470,11 @@ class RunReader:
             "page": page,
         }
         if judges and page is not None:
-            others = sorted({x["judge"] for x in label_rows} - {chosen})
-            pages = {}
-            for other in others:
-                alternative = self._figures.page(self.manifest, raw, stored, label_rows, other)
-                if alternative is not None and {**alternative, "judge": chosen} != page:
-                    pages[other] = alternative
-            found["pages"] = pages
+            found["pages"] = {
+                other: alternative
+                for other, alternative in zip(others, pages[1:], strict=True)
+                if alternative is not None and {**alternative, "judge": chosen} != page
+            }
         return found
 
     def event(self, conversation_id: str, seq: int) -> dict[str, Any] | None:

@@ -64,7 +64,7 @@ COLUMNS = (
 def judge_of(tables: RunTables, options: ViewOptions) -> str | None:
     """The judge whose labels the figures use: the one asked for, else the run's configured
     judge, else the first judge (by name) that labelled the conversations."""
-    judges = sorted({str(j) for j in tables.labels["judge"]})
+    judges = sorted(str(j) for j in tables.labels["judge"].unique())
     if options.judge:
         return options.judge
     settings = (tables.manifest.get("config_resolved") or {}).get("settings") or {}

@@ -105,14 +105,21 @@ def _with(tables: RunTables, conversations: pd.DataFrame, labels: pd.DataFrame) 
 
 def rows(tables: RunTables, options: ViewOptions) -> dict[str, Row]:
     """Per conversation: the outcome at every checkpoint, the final outcome and vote counts."""
+    return tables.memo(("testimony.view.rows",), lambda: _rows(tables))
+
+
+def _rows(tables: RunTables) -> dict[str, Row]:
     done = tables.done_conversations()
     complete = done["meta"].map(lambda m: all(k in m for k in NEEDED))
     found = {
         str(cid): Row(note="the conversation lacks the environment the figures need")
         for cid in done.loc[~complete, "conversation_id"]
     }
-    kept = tables.conversations["conversation_id"].isin(done.loc[complete, "conversation_id"])
-    outcomes = checkpoint_outcomes(_with(tables, tables.conversations[kept], tables.labels))
+    if complete.all():
+        outcomes = checkpoint_outcomes(tables)
+    else:
+        kept = tables.conversations["conversation_id"].isin(done.loc[complete, "conversation_id"])
+        outcomes = checkpoint_outcomes(_with(tables, tables.conversations[kept], tables.labels))
     outcomes = outcomes[outcomes["group"] == "participants"]
     for cid, timeline in outcomes.groupby("conversation_id", sort=False):
         final = timeline.iloc[-1]
