@@ -91,18 +91,25 @@ def rows(tables: RunTables, options: ViewOptions) -> dict[str, Row]:
     judge = judge_of(tables, options)
     if judge is None:
         return {cid: Row(note="no judge labelled this conversation") for cid in done}
-    shares = final_private_infection(tables, judge).set_index("conversation_id")
+    shares = {
+        str(r["conversation_id"]): r
+        for r in records(
+            final_private_infection(tables, judge)[["conversation_id", "initial", "fpi"]]
+        )
+    }
     paired = _categories(tables, judge)
-    counts = paired.groupby(["conversation_id", "category"]).size()
+    counts: dict[tuple[str, str], int] = {}
+    for cid, category in zip(paired["conversation_id"], paired["category"], strict=True):
+        counts[(str(cid), str(category))] = counts.get((str(cid), str(category)), 0) + 1
     found = {}
     for cid in done:
-        share = shares.loc[cid] if cid in shares.index else None
+        share = shares.get(cid)
         found[cid] = Row(
             {
                 "initial": None if share is None else _number(share["initial"]),
                 "fpi": None if share is None else _number(share["fpi"]),
-                "hidden_infections": int(counts.get((cid, HIDDEN), 0)),
-                "silent_knowers": int(counts.get((cid, SILENT), 0)),
+                "hidden_infections": counts.get((cid, HIDDEN), 0),
+                "silent_knowers": counts.get((cid, SILENT), 0),
             }
         )
     return found
