@@ -168,6 +168,9 @@ def test_cell_groups_order_levels_naturally_and_keep_unhashable_ones() -> None:
     ]
     lists = cell_groups(frame, ["k"], {"a": {"k": [2]}, "b": {"k": [1]}, "c": {"k": [2]}, "d": {}})
     assert [cell for cell, _ in lists] == [{"k": None}, {"k": [1]}, {"k": [2]}]
+    # a factor is read from the levels even where the frame has a column of its name
+    shadowed = frame.assign(r=[0, 0, 0, 0])
+    assert [cell["r"] for cell, _ in cell_groups(shadowed, ["r"], levels)] == [None, 3, 10]
     (whole,) = cell_groups(frame.iloc[0:0], [])
     assert whole[0] == {} and whole[1].empty
     assert cell_groups(frame.iloc[0:0], ["role"]) == []

@@ -260,19 +260,22 @@ def cell_groups(
     """The rows of `frame` per combination of `keys`, in the natural order of their values
     (missing first, then numbers, text, and lists or mappings by their JSON text).
 
-    A key is a column of `frame`, or a factor looked up in `levels` (conversation id -> its
-    factor levels, as `Design.levels` reads them) by each row's `conversation_id`; values may
-    be missing, lists or mappings. No keys: the whole frame, as one group (even when empty).
+    A key is a factor of `levels` (conversation id -> its factor levels, as `Design.levels`
+    reads them), looked up by each row's `conversation_id` (even where `frame` has a column of
+    that name), or else a column of `frame`; values may be missing, lists or mappings. No
+    keys: the whole frame, as one group (even when empty).
     """
     if not keys:
         return [({}, frame)]
+    factors = {f for cell in (levels or {}).values() for f in cell}
     columns: dict[str, list[Any]] = {}
     for key in keys:
-        if key in frame.columns:
-            columns[key] = [_plain(v) for v in frame[key]]
-        elif levels is not None:
+        if key in factors:
+            assert levels is not None
             ids = frame["conversation_id"].astype(str)
             columns[key] = [levels[cid].get(key) for cid in ids]
+        elif key in frame.columns:
+            columns[key] = [_plain(v) for v in frame[key]]
         else:
             raise KeyError(f"{key!r} is neither a column nor a factor with levels")
     found: dict[tuple[str, ...], list[int]] = {}
