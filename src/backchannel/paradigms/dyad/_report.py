@@ -37,17 +37,6 @@ def _cell_label(levels: Mapping[str, Any]) -> str:
     return ", ".join(f"{name}={value}" for name, value in levels.items())
 
 
-def _labelled(frame: pd.DataFrame, extra: Sequence[str]) -> pd.DataFrame:
-    """`pairing` with the extra levels of its row, as one bar label."""
-    if not extra:
-        return frame
-    labels = [
-        f"{pairing} ({_cell_label(dict(zip(extra, levels, strict=True)))})"
-        for pairing, *levels in zip(frame["pairing"], *(frame[f] for f in extra), strict=True)
-    ]
-    return frame.assign(pairing=labels)
-
-
 def fill_report(tables: RunTables, metrics: DyadMetrics, report: Report) -> None:
     """Add the dyad's sections to `report` from the run's tables and its metrics."""
     frames = extract(tables)
@@ -102,18 +91,20 @@ def fill_report(tables: RunTables, metrics: DyadMetrics, report: Report) -> None
         & shifts["low"].notna()
         & shifts["high"].notna()
     ]
-    if not plotted.empty:
+    # One figure per cell of the further factors (a single one for the study's design).
+    for cell, group in cell_groups(plotted, list(extra)) if not plotted.empty else []:
+        label = f" ({_cell_label(cell)})" if extra else ""
         fig = bar_with_intervals(
-            _labelled(plotted, extra),
+            group,
             "pairing",
             "estimate",
             "low",
             "high",
             "quantity",
-            title="Signed shift (post - pre) per role",
+            title="Signed shift (post - pre) per role" + label,
             ylabel="shift on the aligned axis",
         )
-        report.figure(fig, "Signed shift per role with 95 % t intervals")
+        report.figure(fig, "Signed shift per role with 95 % t intervals" + label)
     report.table("shifts", shifts, "Ratings, shifts and gaps")
     factors = list(Design.of(tables).factors)
     report.table(
