@@ -29,6 +29,7 @@ from pydantic import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from backchannel.analysis._headline import Headline
     from backchannel.analysis._tables import RunTables
 
 FACTORS_CONTEXT = "factors"
@@ -180,6 +181,10 @@ class Metrics(BaseModel):
         if not data.get("pooled"):
             data.pop("pooled", None)
         return data
+
+    def headline(self) -> Headline | None:
+        """The table these results lead with, in the study's layout (None: no headline)."""
+        return None
 
     def sections(self) -> Iterator[tuple[str, Any]]:
         """(name, value) of every section field, in order."""
