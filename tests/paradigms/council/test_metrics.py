@@ -344,3 +344,24 @@ def test_equal_scores_give_c_equal_to_b_and_no_wilcoxon():
         assert t.statistic is None and t.p_value is None and t.p_adjusted is None
         assert t.n == 0 and t.zeros == len(EQUAL_SCORES)
         assert t.rank_biserial.estimate is None and t.rank_biserial.n == 0
+
+
+def test_headline_is_the_study_results_table(metrics):
+    from backchannel.analysis import compare_study
+    from backchannel.paradigms.council import Council
+
+    headline = metrics.headline()
+    assert headline.index == ["scenario", "delphi"] and headline.columns == ["state"]
+    values = {(v.cell["state"], v.measure): v for v in headline.rows}
+    assert values[("A", "FCC")].estimate == pytest.approx((4 / 7 + 1) / 2)
+    assert values[("A", "FCC")].n == 2
+    assert values[("C", "Borda margin")].estimate == pytest.approx((1 / 36 + 1 / 2) / 2)
+    assert values[("B", "voice authenticity rate")].estimate == pytest.approx(11 / 13)
+    assert values[("B", "credible tension rate")].estimate == pytest.approx(5 / 9)
+    # A has no verification: no rate, and it says why
+    assert values[("A", "voice authenticity rate")].estimate is None
+    assert values[("A", "voice authenticity rate")].skipped
+    study = Council().study()
+    assert study is not None
+    # the hand-built scenario "s" is neither of the study's: every published value unmatched
+    assert all(c.run is None for c in compare_study(headline, study))

@@ -258,3 +258,30 @@ def test_a_run_without_finished_conversations() -> None:
     assert result.shifts.overall[0].shift_discussant.n == 0
     assert result.shifts.by_pairing == [] and result.categories.discussant.overall == []
     json.dumps(result.as_json(), allow_nan=False)
+
+
+def test_headline_is_the_study_shift_table(result: DyadMetrics) -> None:
+    from backchannel.analysis import compare_study
+    from backchannel.paradigms.dyad import Dyad
+
+    headline = result.headline()
+    values = {(v.cell["pairing"], v.measure): v for v in headline.rows}
+    assert headline.index == ["pairing"] and headline.columns == []
+    # all: shifts D 1, 0, 1 -> 2/3; gap change -2, +1, +1 -> 0; m1 vs m1: D (1 + 0) / 2
+    assert values[("all", "Discussant shift")].estimate == pytest.approx(2 / 3)
+    assert values[("all", "Discussant shift")].n == 3
+    assert values[("all", "gap change")].estimate == pytest.approx(0)
+    assert values[("m1 vs m1", "Discussant shift")].estimate == pytest.approx(0.5)
+    assert values[("m1 vs m1", "Opponent absolute shift")].estimate == pytest.approx(1.0)
+    assert values[("m1 vs m2", "gap change")].skipped is not None  # one conversation
+    study = Dyad().study()
+    assert study is not None
+    compared = compare_study(headline, study)
+    assert {c.measure for c in compared} == {
+        "Discussant shift",
+        "Opponent shift",
+        "Discussant absolute shift",
+        "Opponent absolute shift",
+        "gap change",
+    }
+    assert all(c.run is not None and c.run_cell == {"pairing": "all"} for c in compared)

@@ -8,11 +8,14 @@ it compares (`pooled` says so).
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field
 
 from backchannel.analysis import CellRow, Metrics, Record
+
+if TYPE_CHECKING:
+    from backchannel.analysis import Headline, HeadlineValue
 
 
 class Interval(Record):
@@ -128,3 +131,58 @@ class CouncilMetrics(Metrics):
     profiling: Profiling
     groups: list[Group]
     tests: list[Annotated[MannWhitney | Wilcoxon, Field(discriminator="test")]]
+
+    def headline(self) -> Headline:
+        """The study's results table: FCC, Borda margin and effective perspectives with their
+        intervals, voice authenticity and credible tension rates, per scenario (and cell) with
+        the states A, B and C across."""
+        from backchannel.analysis import Headline
+
+        further = [k for g in self.groups for k in g.cell if k not in ("scenario", "pool")]
+        keys = ["scenario", *dict.fromkeys(further)]
+        values = []
+        for g in self.groups:
+            cell = {**{k: g.cell.get(k) for k in keys}, "state": g.state}
+            values += [
+                _from_interval(cell, "FCC", g.fcc),
+                _from_interval(cell, "Borda margin", g.margin),
+                _from_interval(cell, "effective perspectives (bits)", g.entropy_bits),
+                _rate(cell, "voice authenticity rate", g.voice_authenticity_rate, g),
+                _rate(
+                    cell,
+                    "credible tension rate",
+                    g.tension.credible_tension_rate if g.tension else None,
+                    g,
+                ),
+            ]
+        return Headline(
+            title="Concentration, margin and credibility per scenario and state",
+            rows=values,
+            index=keys,
+            columns=["state"],
+            note="Means over deliberations with 95 % bootstrap intervals; the two rates pool "
+            "the group's evaluators (tension pairs), n counts deliberations. C re-tallies B.",
+        )
+
+
+def _from_interval(cell: dict[str, object], measure: str, interval: Interval) -> HeadlineValue:
+    from backchannel.analysis import HeadlineValue
+
+    return HeadlineValue(
+        cell=cell,
+        measure=measure,
+        estimate=interval.estimate,
+        low=interval.low,
+        high=interval.high,
+        n=interval.n,
+        skipped=interval.skipped,
+    )
+
+
+def _rate(cell: dict[str, object], measure: str, rate: float | None, g: Group) -> HeadlineValue:
+    from backchannel.analysis import HeadlineValue
+
+    reason = None if rate is not None else "nothing to measure in this group"
+    return HeadlineValue(
+        cell=cell, measure=measure, estimate=rate, n=g.deliberations, skipped=reason
+    )

@@ -9,9 +9,12 @@ section, the declared factors its rows span.
 
 from __future__ import annotations
 
-from typing import ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from backchannel.analysis import CellRow, Metrics, Record
+
+if TYPE_CHECKING:
+    from backchannel.analysis import Headline
 
 
 class Interval(Record):
@@ -231,3 +234,48 @@ class DyadMetrics(Metrics):
     agreement: PerRole[Agreement]
     late_stability: LateStability
     tests: Tests
+
+    def headline(self) -> Headline:
+        """The study's shift table: each role's signed and absolute shift and the gap change,
+        pooling the pairings (`pairing: all`) and per ordered pairing."""
+        from backchannel.analysis import Headline, HeadlineValue
+
+        measures = {
+            "Discussant shift": "shift_discussant",
+            "Opponent shift": "shift_opponent",
+            "Discussant absolute shift": "abs_shift_discussant",
+            "Opponent absolute shift": "abs_shift_opponent",
+            "gap change": "gap_change",
+        }
+        rows = [(row, "all") for row in self.shifts.overall] + [
+            (row, str(row.pairing)) for row in self.shifts.by_pairing
+        ]
+        further = [k for row, _ in rows for k in row.cell if k not in _PAIRING_LEVELS]
+        extra = list(dict.fromkeys(further))
+        values = []
+        for row, pairing in rows:
+            cell = {"pairing": pairing, **{k: row.cell.get(k) for k in extra}}
+            for measure, field in measures.items():
+                interval: Interval = getattr(row, field)
+                values.append(
+                    HeadlineValue(
+                        cell=cell,
+                        measure=measure,
+                        estimate=interval.estimate,
+                        low=interval.low,
+                        high=interval.high,
+                        n=interval.n,
+                        skipped=interval.skipped,
+                    )
+                )
+        return Headline(
+            title="Shifts and gap change per ordered pairing",
+            rows=values,
+            index=["pairing", *extra],
+            columns=[],
+            note="Conversation means on the aligned axis with t-based 95 % intervals; `all` "
+            "pools the pairings, every row pools stance, style and wording.",
+        )
+
+
+_PAIRING_LEVELS = ("discussant_model", "opponent_model")
