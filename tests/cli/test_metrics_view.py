@@ -76,18 +76,14 @@ def test_long_sections_are_previewed_unless_all() -> None:
 
 def test_rows_too_wide_for_any_table_are_printed_as_records() -> None:
     rows = [
-        {
-            "measure": "FCC",
-            "cell": "scenario=child_welfare, state=" + s,
-            "published": 0.7,
-            "where": "Results table " * 4,
-        }
-        for s in "AB"
+        {"measure": m, "cell": f"scenario=child_welfare, state={s}", "published": 0.7, "where": w}
+        for m in ("FCC", "Borda margin")
+        for s, w in (("A", "Results table " * 4), ("B", "Results text " * 4))
     ]
     section = Section("Beside the study", ["measure", "cell"], ["published", "where"], rows)
     buffer = io.StringIO()
     render(Console(file=buffer, width=60), section)
     printed = buffer.getvalue()
     assert "┃" not in printed  # no table
-    assert "  measure=FCC, cell=scenario=child_welfare, state=A" in printed
-    assert "published 0.7" in printed
+    assert "  cell=…welfare, state=A\n    FCC: published 0.7; where Results table" in printed
+    assert "cell: every value starts with 'scenario=child_' (shown as …)" in printed
