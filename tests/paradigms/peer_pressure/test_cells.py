@@ -18,18 +18,19 @@ def test_levels_group_by_value_and_a_missing_level_is_kept() -> None:
         }
     )
     cells = Cells(conversations, ["k_share", "models"])
-    # Sorted by level; the missing k_share last, never dropped.
+    # Sorted by level as the shared cell_groups orders them; the missing k_share first, never
+    # dropped.
     assert cells.levels == [
+        {"k_share": None, "models": ["x"]},
         {"k_share": 0.25, "models": ["x"]},
         {"k_share": 0.5, "models": ["x", "y"]},
-        {"k_share": None, "models": ["x"]},
     ]
     turns = pd.DataFrame({"conversation_id": ["a", "a", "b", "c", "d", "d", "d"]})
     counts = per_cell_rows(cells, turns, lambda part: {"n": len(part)})
-    # a and c share a cell (3 turns), b and d another (4); e's cell has none but is listed.
-    assert [row["n"] for row in counts] == [0, 3, 4]
+    # b and d share a cell (4 turns), a and c another (3); e's cell has none but is listed.
+    assert [row["n"] for row in counts] == [4, 0, 3]
     present = per_cell_rows(cells, turns, lambda part: {"n": len(part)}, every=False)
-    assert [row["n"] for row in present] == [3, 4]
+    assert [row["n"] for row in present] == [4, 3]
 
 
 def test_no_factor_is_one_cell_and_no_conversation_no_cell() -> None:

@@ -19,10 +19,22 @@ _KEY = ["conversation_id", "seq"]
 
 
 def done_conversations(tables: RunTables) -> pd.DataFrame:
-    """Finished conversations with the run's declared factors (its `Design`), item and
-    replicate."""
-    columns = ["conversation_id", *Design.of(tables).factors, "item_id", "replicate"]
-    return tables.memo(("pp.done", *columns), lambda: tables.done_conversations()[columns]).copy()
+    """Finished conversations with their level of each of the run's declared factors (its
+    `Design`, each level exactly as the cell declared it), item and replicate."""
+    return tables.memo(("pp.done",), lambda: _done_conversations(tables)).copy()
+
+
+def _done_conversations(tables: RunTables) -> pd.DataFrame:
+    done = tables.done_conversations()
+    design = Design.of(tables)
+    levels = design.levels(done)
+    frame = done[["conversation_id"]].copy()
+    ids = [str(cid) for cid in done["conversation_id"]]
+    for factor in design.factors:  # object columns: a level 2 beside a null one stays 2
+        frame[factor] = pd.Series([levels[c][factor] for c in ids], index=done.index, dtype=object)
+    frame["item_id"] = done["item_id"]
+    frame["replicate"] = done["replicate"]
+    return frame
 
 
 def _judge_labels(tables: RunTables, judge: str) -> pd.DataFrame:

@@ -1,20 +1,19 @@
 """The run's cells, from its design: which cell each finished conversation belongs to, and frames
 split by cell, so every per-cell figure groups by every factor the run declared.
 
-Levels are compared by value (a list or mapping level by its JSON text) and a missing level is
-a cell of its own (never dropped); cells come in sorted order, as a sorted groupby gives them.
+The cells and their order are the shared `analysis.cell_groups` (levels compared by value, a
+list or mapping level by its JSON text, a missing level a cell of its own, never dropped); they
+are found once over the conversations and looked up by conversation id for larger frames.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import Design, RunTables
+from backchannel.analysis import Design, RunTables, cell_groups
 from backchannel.paradigms import is_model_key
 from backchannel.paradigms.peer_pressure._base import done_conversations
 
@@ -27,50 +26,24 @@ def model_factors(design: Design) -> list[str]:
     return [f for f in design.factors if is_model_key(f)]
 
 
-def _key(value: Any) -> tuple[int, Any]:
-    """A sortable, hashable stand-in for one level: missing last, lists and mappings as JSON."""
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return (2, "")
-    if isinstance(value, list | tuple | dict):
-        return (1, json.dumps(value, sort_keys=True, default=str))
-    return (0, value)
-
-
-def _sorted(keys: set[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    try:
-        return sorted(keys)
-    except TypeError:  # levels of unlike types in one factor: order by their text
-        return sorted(keys, key=str)
-
-
-def _plain(value: Any) -> Any:
-    """A level as stored, with a missing one as None."""
-    return None if _key(value)[0] == 2 else value
-
-
 class Cells:
-    """The cells over grouping columns `by` (factors, then any extra keys), each the levels its
-    conversations share, in sorted order; `split` cuts a frame keyed by conversation into them."""
+    """The cells over grouping columns `by` (factors, then any extra keys) of `frame`, each the
+    levels its rows share, in `cell_groups` order; `split` cuts a frame keyed by conversation
+    (or by the rows of `frame` itself, `codes`) into them."""
 
     def __init__(self, frame: pd.DataFrame, by: Sequence[str], key: str = "conversation_id"):
         self.by = list(by)
         self.key = key
-        columns = [frame[c].tolist() for c in self.by]
-        rows = list(zip(*columns, strict=True)) if columns else [()] * len(frame)
-        keys = [tuple(_key(v) for v in row) for row in rows]
-        first: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        for k, row in zip(keys, rows, strict=True):
-            first.setdefault(k, row)
-        order = _sorted(set(keys))
-        self.levels: list[Level] = [
-            {c: _plain(v) for c, v in zip(self.by, first[k], strict=True)} for k in order
-        ]
-        index = {k: i for i, k in enumerate(order)}
-        self.codes = pd.Series([index[k] for k in keys], index=frame.index, dtype="int64")
+        plain = frame.reset_index(drop=True)
+        groups = cell_groups(plain, self.by) if len(plain) else []
+        self.levels: list[Level] = [dict(level) for level, _ in groups]
+        codes = [-1] * len(plain)
+        for index, (_, part) in enumerate(groups):
+            for position in part.index:
+                codes[position] = index
+        self.codes = pd.Series(codes, index=frame.index, dtype="int64")
         self._by_key = (
-            dict(zip(frame[key].tolist(), self.codes.tolist(), strict=True))
-            if key in frame.columns
-            else {}
+            dict(zip(frame[key].tolist(), codes, strict=True)) if key in frame.columns else {}
         )
 
     @classmethod
