@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from backchannel.backends._retry import RetryPolicy
     from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
     from backchannel.backends._types import (
+        CallInfo,
         Completion,
         GenerationSettings,
         IntRange,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
         RawCompletion,
         ReasoningEffort,
         Request,
+        Seen,
         Status,
         check_extra_body,
     )
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SMALL_MODEL_WARNING",
     "Backend",
+    "CallInfo",
     "Completion",
     "CouncilRules",
     "DyadRules",
@@ -97,6 +100,7 @@ __all__ = [
     "ResponseCache",
     "RetryPolicy",
     "Route",
+    "Seen",
     "Split",
     "Status",
     "ThinkTags",
@@ -158,6 +162,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._retry": ("RetryPolicy",),
             "._sim": ("register_sim", "scripted_answer", "unregister_sim"),
             "._types": (
+                "CallInfo",
                 "Completion",
                 "GenerationSettings",
                 "IntRange",
@@ -169,6 +174,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "RawCompletion",
                 "ReasoningEffort",
                 "Request",
+                "Seen",
                 "Status",
                 "check_extra_body",
             ),
