@@ -30,6 +30,8 @@ __all__ = [
     "LabelSet",
     "Paradigm",
     "Pick",
+    "Population",
+    "PopulationCall",
     "Ranking",
     "Report",
     "Room",
@@ -61,6 +63,9 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "Ranking",
                 "JsonSchema",
                 "register_sim",
+                # a paradigm's simulated population (`sim/population`)
+                "Population",
+                "PopulationCall",
             ),
             ".report": ("Report",),
             # judging a paradigm's events
@@ -78,6 +83,8 @@ if TYPE_CHECKING:
         IntRange,
         JsonSchema,
         LabelSet,
+        Population,
+        PopulationCall,
         Ranking,
         register_sim,
     )

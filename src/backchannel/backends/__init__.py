@@ -27,13 +27,8 @@ if TYPE_CHECKING:
         TransientBackendError,
     )
     from backchannel.backends._limit import PriorityLimiter
-    from backchannel.backends._population import (
-        CouncilRules,
-        DyadRules,
-        PeerPressureRules,
-        PopulationParams,
-        PopulationRules,
-    )
+    from backchannel.backends._pop_hook import Population, PopulationCall
+    from backchannel.backends._population import PopulationBook, PopulationParams
     from backchannel.backends._profile import ModelSettings
     from backchannel.backends._reasoning import Split, ThinkTags, split_reasoning
     from backchannel.backends._registry import (
@@ -73,8 +68,6 @@ __all__ = [
     "Backend",
     "CallInfo",
     "Completion",
-    "CouncilRules",
-    "DyadRules",
     "EndpointSettings",
     "FatalBackendError",
     "GenerationSettings",
@@ -87,9 +80,10 @@ __all__ = [
     "ModelSettings",
     "OutputConstraint",
     "ParseResult",
-    "PeerPressureRules",
+    "Population",
+    "PopulationBook",
+    "PopulationCall",
     "PopulationParams",
-    "PopulationRules",
     "Price",
     "PriorityLimiter",
     "Ranking",
@@ -140,13 +134,8 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._constraints": ("ParseResult", "gbnf_grammar", "parse"),
             "._errors": ("FatalBackendError", "RequestRejected", "TransientBackendError"),
             "._limit": ("PriorityLimiter",),
-            "._population": (
-                "CouncilRules",
-                "DyadRules",
-                "PeerPressureRules",
-                "PopulationParams",
-                "PopulationRules",
-            ),
+            "._pop_hook": ("Population", "PopulationCall"),
+            "._population": ("PopulationBook", "PopulationParams"),
             "._profile": ("ModelSettings",),
             "._reasoning": ("Split", "ThinkTags", "split_reasoning"),
             "._registry": (

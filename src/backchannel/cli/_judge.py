@@ -23,8 +23,11 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
 
-def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[Any, Any]:
-    """A client for `models` with the run's endpoints, local settings and response cache."""
+def _run_client(
+    run: Path, models: list[str], concurrency: int | None, paradigm: Paradigm[Any] | None = None
+) -> tuple[Any, Any]:
+    """A client for `models` with the run's endpoints, local settings and response cache, and
+    its paradigm's simulated population under the run's parameters."""
     from backchannel import _runner
     from backchannel.experiment import Experiment
     from backchannel.store import CACHE_NAME, RunStore
@@ -34,10 +37,16 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
         resolved = store.manifest().get("config_resolved") or {}
     finally:
         store.close()
-    known = {"endpoints", "generation", "local", "retry", "max_reasks"}
+    known = {"endpoints", "generation", "local", "retry", "max_reasks", "population"}
     config = {key: value for key, value in resolved.items() if key in known}
     experiment = Experiment.model_validate({"name": "judge", "paradigm": "-", **config})
-    return _runner.experiment_client(experiment, models, run / CACHE_NAME, concurrency=concurrency)
+    rules = None if paradigm is None else paradigm.population_book()
+    if rules is not None and experiment.population is not None:
+        population = rules.readable(experiment.population)
+        experiment = experiment.model_copy(update={"population": population})
+    return _runner.experiment_client(
+        experiment, models, run / CACHE_NAME, concurrency=concurrency, population_rules=rules
+    )
 
 
 def _ask_on_run_client(
@@ -45,11 +54,12 @@ def _ask_on_run_client(
     models: list[str],
     concurrency: int | None,
     ask: Callable[[Any], Awaitable[list[Any]]],
+    paradigm: Paradigm[Any] | None = None,
 ) -> list[Any]:
     """`ask(client)` on a client built from the run's config, closed (with its cache) after."""
     import asyncio
 
-    client, cache = _run_client(run, models, concurrency)
+    client, cache = _run_client(run, models, concurrency, paradigm)
 
     async def main() -> list[Any]:
         try:
@@ -168,7 +178,7 @@ def judge_command(
     models = [] if judge == RULE_MODEL else [judge]
     verdicts = make_judge(judge, max_tokens=max_tokens or 16)
     rows = _ask_on_run_client(
-        run, models, concurrency, lambda client: judge_targets(verdicts, client, chosen)
+        run, models, concurrency, lambda client: judge_targets(verdicts, client, chosen), paradigm
     )
     stored = _store_labels(run, name, rows)
     out.print(f"labelled {stored} events of {run} as {name!r} with {judge}")
@@ -227,7 +237,11 @@ def _extract_citations(
     else:
         extractor = CitationExtractor(judge, max_tokens=max_tokens)
         rows = _ask_on_run_client(
-            run, [judge], concurrency, lambda client: extract_all(extractor, client, chosen)
+            run,
+            [judge],
+            concurrency,
+            lambda client: extract_all(extractor, client, chosen),
+            paradigm_of(tables),
         )
     stored = _store_labels(run, name, rows)
     out.print(f"labelled {stored} statements of {run} as {name!r} with {judge}")

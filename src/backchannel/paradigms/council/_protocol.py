@@ -13,6 +13,14 @@ from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.council._judging import JUDGING
 from backchannel.paradigms.council._metrics import council_metrics
+from backchannel.paradigms.council._population import (
+    FIRST_RANKING,
+    OPTION_NAME,
+    OPTIONS,
+    POPULATION,
+    RATIONALE,
+    VALUE,
+)
 from backchannel.paradigms.council._profiling import (
     assign_distinct_models,
     assign_models,
@@ -85,6 +93,7 @@ class Council(Paradigm[CouncilSettings]):
     Settings = CouncilSettings
     prompt_package = PROMPT_PACKAGE
     judging = JUDGING
+    population = POPULATION
     fixed_settings = frozenset({"scenarios"})
     reads_options = frozenset({"threshold"})
 
@@ -183,6 +192,7 @@ class Council(Paradigm[CouncilSettings]):
                 model=model,
                 system=advocate_system(scenario, option.id),
                 settings=turn,
+                facts={OPTION_NAME: option.name},
             )
             for option, model in zip(scenario.options, models, strict=True)
         ]
@@ -239,6 +249,7 @@ class Council(Paradigm[CouncilSettings]):
             constraint=ranking_schema(scenario.option_ids),
             critical=True,
             meta={"value": seat.value},
+            facts={VALUE: value.name, OPTIONS: scenario.option_ids},
         )
 
     async def _verify(
@@ -265,6 +276,7 @@ class Council(Paradigm[CouncilSettings]):
             critical=False,
             meta={"value": seat.value, "evaluator": seat.name},
             postprocess=_score_only,
+            facts={VALUE: value.name, RATIONALE: rationale},
         )
 
     def _delphi(
@@ -307,7 +319,8 @@ class Council(Paradigm[CouncilSettings]):
             value = settings.values[seat.value]
             initial = evaluation_messages(scenario, debate, value, settings.rationale_words)
             messages = delphi_messages(initial, event.text, variant, value, peers)
-            calls.append(self._revise(ctx, settings, scenario, seat, messages, variant))
+            first = list(event.value["ranking"])
+            calls.append(self._revise(ctx, settings, scenario, seat, messages, variant, first))
         return calls
 
     async def _revise(
@@ -318,7 +331,9 @@ class Council(Paradigm[CouncilSettings]):
         seat: Seat,
         messages: list[Message],
         variant: str,
+        first: list[str],
     ) -> Event:
+        value = settings.values[seat.value]
         return await ctx.ask(
             seat.model,
             messages,
@@ -332,6 +347,7 @@ class Council(Paradigm[CouncilSettings]):
             ),
             constraint=ranking_schema(scenario.option_ids),
             meta={"value": seat.value, "delphi": variant},
+            facts={VALUE: value.name, OPTIONS: scenario.option_ids, FIRST_RANKING: first},
         )
 
     async def _profile(self, ctx: ConversationContext, settings: CouncilSettings) -> dict[str, str]:
