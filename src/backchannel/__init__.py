@@ -10,16 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from backchannel._lazy import lazy_exports
-
-__version__ = "0.1.0"
+from backchannel._version import __version__
 
 __all__ = [
     "Agent",
     "AnalysisOptions",
     "BackchannelError",
     "CallEstimate",
+    "CellRow",
     "ConfigError",
     "ConversationContext",
+    "Design",
     "Event",
     "GenerationSettings",
     "IntRange",
@@ -28,10 +29,9 @@ __all__ = [
     "JudgeTask",
     "Judging",
     "LabelSet",
+    "Metrics",
     "Paradigm",
     "Pick",
-    "Population",
-    "PopulationCall",
     "Ranking",
     "Report",
     "Room",
@@ -52,7 +52,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         {
             # running experiments and reading runs
             "._api": ("load_experiment", "run", "arun", "open_run", "Run"),
-            ".analysis": ("RunTables",),
+            ".analysis": ("RunTables", "Metrics", "CellRow", "Design"),
             # writing paradigms
             ".paradigms": ("AnalysisOptions", "Paradigm", "CallEstimate"),
             ".engine": ("ConversationContext", "Agent", "Room", "Item", "Event"),
@@ -63,9 +63,6 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "Ranking",
                 "JsonSchema",
                 "register_sim",
-                # a paradigm's simulated population (`sim/population`)
-                "Population",
-                "PopulationCall",
             ),
             ".report": ("Report",),
             # judging a paradigm's events
@@ -77,14 +74,12 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
 
 if TYPE_CHECKING:
     from backchannel._api import Run, arun, load_experiment, open_run, run
-    from backchannel.analysis import RunTables
+    from backchannel.analysis import CellRow, Design, Metrics, RunTables
     from backchannel.backends import (
         GenerationSettings,
         IntRange,
         JsonSchema,
         LabelSet,
-        Population,
-        PopulationCall,
         Ranking,
         register_sim,
     )

@@ -19,6 +19,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 import backchannel as bc
+from backchannel.backends import Population, PopulationCall
+from backchannel_poll.view import VIEW
 
 VOTE = bc.LabelSet(("yes", "no"))
 PERSONAS = (
@@ -88,7 +90,7 @@ class PollPopulation(BaseModel):
     )
 
 
-def _lean(call: bc.PopulationCall[PollPopulation], rounds: int) -> str:
+def _lean(call: PopulationCall[PollPopulation], rounds: int) -> str:
     """The agent's vote once `rounds` rounds are over: its first lean, flipped by every switch
     (draws fixed per model, agent, statement, replicate and round)."""
     who = (call.model, call.info.agent, call.info.item_id, call.request.replicate)
@@ -98,17 +100,17 @@ def _lean(call: bc.PopulationCall[PollPopulation], rounds: int) -> str:
     return "yes" if yes else "no"
 
 
-def _ballot(call: bc.PopulationCall[PollPopulation]) -> str:
+def _ballot(call: PopulationCall[PollPopulation]) -> str:
     """A private vote at checkpoint r (the round its call information names)."""
     return _lean(call, call.info.round or 0)
 
 
-def _turn(call: bc.PopulationCall[PollPopulation]) -> str:
+def _turn(call: PopulationCall[PollPopulation]) -> str:
     """A public turn of round r says the vote the agent held after round r - 1."""
     return f"For now I would vote {_lean(call, (call.info.round or 1) - 1)}."
 
 
-def _stance(call: bc.PopulationCall[PollPopulation]) -> str:
+def _stance(call: PopulationCall[PollPopulation]) -> str:
     """The stance judge's label of a turn: the vote it says, else unclear."""
     text = str(call.info.facts.get("text", ""))
     for label in ("yes", "no"):
@@ -117,7 +119,7 @@ def _stance(call: bc.PopulationCall[PollPopulation]) -> str:
     return "unclear"
 
 
-POPULATION = bc.Population(
+POPULATION = Population(
     PollPopulation, rules={"vote": _ballot, "turn": _turn}, judges={"stance": _stance}
 )
 """What `sim/population` answers the poll's ballots, turns and stance judge with."""
@@ -127,6 +129,7 @@ class Poll(bc.Paradigm[PollSettings]):
     """N agents discuss a statement; each votes privately before and after every round."""
 
     name = "poll"
+    view = VIEW
     Settings = PollSettings
     prompt_package = "backchannel_poll.prompts"
     fixed_settings = frozenset({"statements"})
@@ -182,11 +185,8 @@ class Poll(bc.Paradigm[PollSettings]):
             }
             for _, group in readable.groupby("round", sort=True)
         ]
-        first = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmin()]
-        last = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmax()]
-        pairs = first.merge(last, on=["conversation_id", "agent"], suffixes=("_first", "_last"))
-        pairs = pairs[pairs["round_first"] < pairs["round_last"]]
-        changed = (pairs["vote_first"] != pairs["vote_last"]).mean() if len(pairs) else None
+        pairs = vote_changes(tables)
+        changed = pairs["changed"].mean() if len(pairs) else None
         return {
             "conversations": int((tables.conversations["status"] == "done").sum()),
             "yes_share_by_checkpoint": by_checkpoint,
@@ -209,6 +209,18 @@ class Poll(bc.Paradigm[PollSettings]):
             pd.DataFrame(metrics["yes_share_by_checkpoint"]),
             "Checkpoint 0 is before the discussion; checkpoint r after round r.",
         )
+
+
+def vote_changes(tables: bc.RunTables) -> pd.DataFrame:
+    """Per agent of each finished conversation: its first and last readable vote (at two
+    different checkpoints) and whether it changed; the metrics' change rate is their mean."""
+    votes = _votes(tables)
+    readable = votes[votes["status"] == "ok"]
+    first = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmin()]
+    last = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmax()]
+    pairs = first.merge(last, on=["conversation_id", "agent"], suffixes=("_first", "_last"))
+    pairs = pairs[pairs["round_first"] < pairs["round_last"]]
+    return pairs.assign(changed=pairs["vote_first"] != pairs["vote_last"])
 
 
 def _votes(tables: bc.RunTables) -> pd.DataFrame:
