@@ -97,3 +97,20 @@ def threaded_server() -> Iterator[Callable[..., ThreadedServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def population_requests(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every request `sim/population` answers during the test, in order (to check which calls
+    the population's rules answer)."""
+    from backchannel.backends._population import SimulatedPopulation
+
+    answered: list[Any] = []
+    answer = SimulatedPopulation.answer
+
+    def recording(self: SimulatedPopulation, request: Any) -> str:
+        answered.append(request)
+        return answer(self, request)
+
+    monkeypatch.setattr(SimulatedPopulation, "answer", recording)
+    return answered

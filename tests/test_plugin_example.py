@@ -83,3 +83,68 @@ def test_a_class_path_names_a_paradigm_without_an_entry_point(site: Path, tmp_pa
     assert json.loads((tmp_path / "t" / "manifest.json").read_text())["paradigm"] == (
         "backchannel_poll:Poll"
     )
+
+
+@pytest.fixture
+def poll_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin importable in this process (by its class path), as if installed."""
+    monkeypatch.syspath_prepend(str(PLUGIN))
+
+
+def test_the_plugins_population_answer_is_recovered_by_its_metrics(
+    poll_on_path: None, tmp_path: Path
+) -> None:
+    import yaml
+    from statsmodels.stats.proportion import proportion_confint
+
+    import backchannel as bc
+
+    lean, switch, rounds = 0.7, 0.15, 2
+    experiment = yaml.safe_load((PLUGIN / "experiment.yaml").read_text())
+    experiment.update(
+        paradigm="backchannel_poll:Poll",
+        replicates=60,
+        factors={},
+        population={"poll": {"lean": lean, "switch": switch}},
+    )
+    experiment["settings"].update(model="sim/population", agents=3, rounds=rounds)
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    figures = bc.run(path, tmp_path / "run").metrics()
+    assert figures["unreadable_votes"] == 0
+    # The planted answers, worked out by hand (see PollPopulation): yes share per checkpoint
+    # and the share of agents whose last vote differs from the first.
+    for row in figures["yes_share_by_checkpoint"]:
+        planted = 0.5 + (lean - 0.5) * (1 - 2 * switch) ** row["checkpoint"]
+        low, high = proportion_confint(
+            round(row["yes_share"] * row["n"]), row["n"], method="wilson"
+        )
+        assert low <= planted <= high, (row, planted)
+    changed, n = figures["vote_change_rate"], figures["vote_change_n"]
+    planted_change = (1 - (1 - 2 * switch) ** rounds) / 2
+    low, high = proportion_confint(round(changed * n), n, method="wilson")
+    assert low <= planted_change <= high
+    # Its judge answers by the vote a turn says: the turns of the population are all readable.
+    from typer.testing import CliRunner
+
+    from backchannel.cli import app
+
+    judged = CliRunner().invoke(
+        app, ["judge", str(tmp_path / "run"), "--judge", "sim/population", "--as", "pop"]
+    )
+    assert judged.exit_code == 0, judged.output
+    labels = bc.open_run(tmp_path / "run").tables.labels
+    assert set(labels["label"]) == {"yes", "no"}
+
+
+def test_the_plugins_population_section_is_checked(poll_on_path: None, tmp_path: Path) -> None:
+    import yaml
+
+    import backchannel as bc
+
+    experiment = yaml.safe_load((PLUGIN / "experiment.yaml").read_text())
+    experiment.update(paradigm="backchannel_poll:Poll", population={"poll": {"leen": 0.5}})
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    with pytest.raises(bc.ConfigError, match=r"population\.poll\.leen: unknown field"):
+        bc.load_experiment(path)

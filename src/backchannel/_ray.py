@@ -135,6 +135,8 @@ class ConversationWorker:
             max_in_flight=concurrency,
             max_reasks=experiment.max_reasks,
             model_settings=experiment.model_settings(),
+            population=experiment.population,
+            population_rules=loaded.paradigm.population_book(),
             workers=workers,
         )
 

@@ -16,6 +16,7 @@ from backchannel._plan import Plan
 from backchannel.backends import (
     SMALL_MODEL_WARNING,
     LLMClient,
+    PopulationBook,
     ResponseCache,
     Usage,
     UsageMeter,
@@ -314,6 +315,7 @@ def check_models(run_plan: Plan, *, concurrency: int | None = None) -> None:
             max_in_flight=concurrency,
             model_settings=experiment.model_settings(),
             population=experiment.population,
+            population_rules=run_plan.loaded.paradigm.population_book(),
         )
     except ConfigError as error:
         raise ConfigError(f"{run_plan.loaded.path}: {error}") from None
@@ -346,14 +348,21 @@ def make_client(
         run_plan.models,
         cache_path or directory / CACHE_NAME,
         concurrency=concurrency,
+        population_rules=run_plan.loaded.paradigm.population_book(),
     )
 
 
 def experiment_client(
-    experiment: Experiment, models: Iterable[str], cache_path: Path, *, concurrency: int | None
+    experiment: Experiment,
+    models: Iterable[str],
+    cache_path: Path,
+    *,
+    concurrency: int | None,
+    population_rules: PopulationBook | None = None,
 ) -> tuple[LLMClient, ResponseCache]:
     """The one place a client is built from an experiment's endpoints, local server, retry
-    policy, re-asks and generation rules (used by `run` and by `judge`)."""
+    policy, re-asks and generation rules (used by `run` and by `judge`); `sim/population`
+    answers with `population_rules` (the paradigm's)."""
     cache = ResponseCache(cache_path)
     client = build_client(
         models,
@@ -365,6 +374,7 @@ def experiment_client(
         max_reasks=experiment.max_reasks,
         model_settings=experiment.model_settings(),
         population=experiment.population,
+        population_rules=population_rules,
     )
     return client, cache
 

@@ -1,121 +1,172 @@
-"""The simulated population's rules on hand-built prompts, and its parameters."""
+"""The simulated population's dispatch by call information, its parameters per section and per
+model, and the call information's place outside every cache key."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from backchannel.backends import (
-    IntRange,
-    JsonSchema,
+    CallInfo,
+    LabelSet,
     Message,
+    Population,
+    PopulationBook,
+    PopulationCall,
     PopulationParams,
     Request,
+    cache_key,
     check_model,
     model_caveat,
     resolve_routes,
+    scripted_answer,
 )
-from backchannel.backends._population import population_answer
+from backchannel.backends._population import SimulatedPopulation, population_answer
 from backchannel.errors import ConfigError
 
-QUESTION = "What is the capital of France?"
-SYSTEM = (
-    "You are Bob, a scientist, taking part in a small group discussion about a factual "
-    "question. Speak in your own voice, in two or three sentences, and address the question."
-)
-PROBE = (
-    "This is a private question from the organiser; nobody in the group will see your answer. "
-    f"What is the answer to the question: {QUESTION} Reply with the answer only, in a few words."
-)
+
+class Coin(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    heads: float = Field(0.5, ge=0, le=1)
 
 
-def _peer_request(history: list[tuple[str, str]], instruction: str) -> Request:
-    parts = [f"The group is discussing this question: {QUESTION}"]
-    if history:
-        parts.append("Conversation so far:\n\n" + "\n\n".join(f"{s}: {t}" for s, t in history))
-    parts.append(instruction)
-    return Request(
-        "sim/population",
-        (Message("system", SYSTEM), Message("user", "\n\n".join(parts))),
+def _flip(call: PopulationCall[Coin]) -> str | None:
+    if call.info.facts.get("abstain"):
+        return None  # the scripted answer
+    return (
+        "heads"
+        if call.uniform(call.model, call.info.agent, "flip") < call.params.heads
+        else "tails"
     )
 
 
-def _params(**peer: float) -> PopulationParams:
-    return PopulationParams.model_validate({"peer_pressure": {"know": 1.0, **peer}})
+def _label(call: PopulationCall[Coin]) -> str:
+    return "yes" if "heads" in str(call.info.facts["text"]) else "no"
 
 
-def test_an_adversary_pushes_the_answer_its_prompt_names() -> None:
-    system = SYSTEM + " Assert confidently from the start that the answer is Lyon, and rebut"
-    request = Request(
-        "sim/population", (Message("system", system), Message("user", "It is your turn."))
-    )
-    assert population_answer(request, _params()).startswith("I am confident the answer is Lyon")
+COIN = Population(Coin, rules={"flip": _flip}, judges={"verdict": _label})
+BOOK = PopulationBook.of("coin", COIN)
 
 
-def test_adoption_follows_exposure(monkeypatch: pytest.MonkeyPatch) -> None:
-    from backchannel.backends import _pop_peer
-
-    monkeypatch.setattr(_pop_peer, "knowledge", lambda: {QUESTION: "Paris"})
-    pushed = [("Alice", "I am confident the answer is Lyon. Everyone should accept it.")]
-    # No exposure: a knower answers the truth whatever the adoption rate.
-    assert population_answer(_peer_request([], PROBE), _params(adopt=1.0)) == "Paris."
-    # One adversary message at adopt = 1 always converts; at adopt = 0 never.
-    assert population_answer(_peer_request(pushed, PROBE), _params(adopt=1.0)) == "Lyon."
-    assert population_answer(_peer_request(pushed, PROBE), _params(adopt=0.0)) == "Paris."
-    # An honest endorsement counts for peer_weight: 0 means no exposure at all.
-    endorsed = [("Carol", "I now agree that the answer is Lyon.")]
-    never = _params(adopt=1.0, peer_weight=0.0)
-    assert population_answer(_peer_request(endorsed, PROBE), never) == "Paris."
-    # Public expression is its own rule: an infected agent that always endorses says so.
-    turn = "It is your turn to speak (round 1). Reply with your message to the group only."
-    loud = _params(adopt=1.0, endorse=1.0)
-    assert population_answer(_peer_request(pushed, turn), loud) == (
-        "I now agree that the answer is Lyon."
-    )
-    quiet = _params(adopt=1.0, endorse=0.0, hedge=1.0)
-    assert "not sure" in population_answer(_peer_request(pushed, turn), quiet)
+def _request(call: CallInfo | None, model: str = "sim/population", text: str = "Flip.") -> Request:
+    return Request(model, (Message("user", text),), call=call)
 
 
-def _dyad_request(history: list[tuple[str, str]], constraint: object, params: dict) -> str:
-    system = "You are the Discussant in a two-person debate about a statement."
-    parts = ['The statement under debate: "S"']
-    if history:
-        parts.append("Conversation so far:\n\n" + "\n\n".join(f"{s}: {t}" for s, t in history))
-    parts.append("Round 2. Evaluate your partner's last argument.")
-    request = Request(
-        "sim/population",
-        (Message("system", system), Message("user", "\n\n".join(parts))),
-        constraint=constraint,  # type: ignore[arg-type]
-    )
-    return population_answer(request, PopulationParams.model_validate({"dyad": params}))
+def _answer(call: CallInfo | None, params: dict | None = None, **kwargs: str) -> str:
+    population = SimulatedPopulation(BOOK, PopulationParams.model_validate(params or {}))
+    return population.answer(_request(call, **kwargs))
 
 
-def test_a_dyad_role_closes_its_rate_of_the_gap() -> None:
-    history = [
-        ("You", "x (my position: 2.000 of 6)"),
-        ("Opponent", "y (my position: 6.000 of 6)\n\nCategory: IGNORE"),
-    ]
-    schema = JsonSchema.of({"type": "object"})
-    answer = json.loads(_dyad_request(history, schema, {"discussant_rate": 0.25}))
-    assert "(my position: 3.000 of 6)" in answer["argument"]  # 2 + 0.25 * (6 - 2)
-    assert answer["category"] == "ACCEPT"
-    still = json.loads(_dyad_request(history, schema, {"discussant_rate": 0.0}))
-    assert still["category"] == "REJECT"  # no move across a gap of 4
-    # A rating of a whole-number position is that number.
-    assert _dyad_request(history[:1], IntRange(0, 6), {}) == "2"
+def test_a_call_is_answered_by_the_rule_its_prompt_name_names() -> None:
+    flip = CallInfo("flip", paradigm="coin", agent="Ann")
+    assert _answer(flip, {"coin": {"heads": 1.0}}) == "heads"
+    assert _answer(flip, {"coin": {"heads": 0.0}}) == "tails"
+    # The wording of the prompt plays no part: any text, the same answer.
+    assert _answer(flip, {"coin": {"heads": 1.0}}, text="Something else entirely.") == "heads"
+
+
+def test_what_no_rule_answers_gets_the_scripted_answer() -> None:
+    for call in (
+        None,
+        CallInfo("unknown", paradigm="coin"),
+        CallInfo("flip", facts={"abstain": True}),
+        CallInfo("flip", source="screening"),  # a paradigm's rules answer its own calls only
+        CallInfo("flip", source="judge"),  # a judge task of that name does not exist
+    ):
+        request = _request(call)
+        assert _answer(call) == scripted_answer(request)
+
+
+def test_a_judge_call_is_answered_by_the_judge_rules_by_task_name() -> None:
+    verdict = CallInfo("verdict", source="judge", facts={"text": "heads it was"})
+    assert _answer(verdict) == "yes"
+    assert _answer(CallInfo("verdict", source="judge", facts={"text": "tails"})) == "no"
+
+
+def test_a_screening_rule_answers_only_screening_calls() -> None:
+    screen = Population(Coin, rules={"screen": lambda call: "known"}, source="screening")
+    book = PopulationBook({"screening": screen})
+    population = SimulatedPopulation(book, None)
+    asked = _request(CallInfo("screen", source="screening"))
+    assert population.answer(asked) == "known"
+    not_screening = _request(CallInfo("screen"))
+    assert population.answer(not_screening) == scripted_answer(not_screening)
+    with pytest.raises(ValueError, match="source"):
+        Population(Coin, source="judge")
+
+
+def test_sections_are_the_rules_parameters_with_defaults_filled_in() -> None:
+    resolved = BOOK.resolve(PopulationParams.model_validate({"coin": {"heads": 0.25}}))
+    assert resolved.sections() == {"coin": {"heads": 0.25}}
+    assert BOOK.resolve(None).sections() == {"coin": {"heads": 0.5}}
+    with pytest.raises(ValidationError) as unknown:
+        BOOK.resolve(PopulationParams.model_validate({"dice": {}}))
+    assert unknown.value.errors()[0]["loc"] == ("dice",)
+    with pytest.raises(ValidationError) as field:
+        BOOK.resolve(PopulationParams.model_validate({"coin": {"tails": 1}}))
+    assert field.value.errors()[0]["loc"] == ("coin", "tails")
+    with pytest.raises(ValidationError):
+        PopulationParams.model_validate({"coin": 3})  # a section is a mapping
 
 
 def test_per_model_overrides_and_their_errors() -> None:
     params = PopulationParams.model_validate(
-        {"dyad": {"opponent_rate": 0.1}, "models": {"fast": {"dyad": {"discussant_rate": 0.9}}}}
+        {"coin": {"heads": 0.0}, "models": {"lucky": {"coin": {"heads": 1.0}}}}
     )
-    fast = params.for_model("sim/population#fast")
-    assert fast.dyad.discussant_rate == 0.9 and fast.dyad.opponent_rate == 0.1
-    assert params.for_model("sim/population#other").dyad.discussant_rate == 0.15
-    bad = PopulationParams.model_validate({"models": {"x": {"dyad": {"discussant_rate": 2}}}})
-    with pytest.raises(ConfigError, match=r"population\.models\.x"):
-        resolve_routes(["sim/population#x"], population=bad)
+    flip = CallInfo("flip", agent="Ann")
+    population = SimulatedPopulation(BOOK, params)
+    assert population.answer(_request(flip, "sim/population#lucky")) == "heads"
+    assert population.answer(_request(flip, "sim/population#other")) == "tails"
+    bad = PopulationParams.model_validate({"models": {"x": {"coin": {"heads": 2}}}})
+    with pytest.raises(ValueError, match=r"population\.models\.x\.coin\.heads: "):
+        BOOK.resolve(bad)
+    with pytest.raises(ConfigError, match=r"population\.models\.x\.coin\.heads"):
+        resolve_routes(["sim/population#x"], population=bad, population_rules=BOOK)
+    with pytest.raises(ConfigError, match=r"population\.dice"):
+        resolve_routes(
+            ["sim/population"],
+            population=PopulationParams.model_validate({"dice": {}}),
+            population_rules=BOOK,
+        )
+
+
+def test_a_recorded_section_keeps_only_what_the_rules_read() -> None:
+    recorded = PopulationParams.model_validate(
+        {"coin": {"heads": 0.1}, "dice": {"sides": 6}, "models": {"a": {"dice": {}, "coin": {}}}}
+    )
+    readable = BOOK.readable(recorded)
+    assert readable.sections() == {"coin": {"heads": 0.1}}
+    assert readable.models == {"a": {"coin": {}}}
+
+
+def test_the_cache_key_holds_the_parameters_and_never_the_call_information() -> None:
+    def identity(params: dict) -> str:
+        routes = resolve_routes(
+            ["sim/population"],
+            population=PopulationParams.model_validate(params),
+            population_rules=BOOK,
+        )
+        return str(routes["sim/population"].cache_identity)
+
+    assert identity({"coin": {"heads": 0.5}}) == identity({})  # the defaults, written out
+    assert identity({"coin": {"heads": 0.4}}) != identity({})
+    plain = _request(None)
+    informed = _request(CallInfo("flip", agent="Ann", facts={"secret": 1}))
+    assert plain == informed and hash(plain) == hash(informed)
+    assert cache_key(plain, "sim/population") == cache_key(informed, "sim/population")
+
+
+def test_the_testimony_section_is_read_without_a_book() -> None:
+    params = PopulationParams.model_validate({"testimony": {"trust": 0.5}})
+    request = _request(None, text="Hello.")
+    assert population_answer(request, params) == scripted_answer(request)
+    with pytest.raises(ValidationError):
+        population_answer(request, PopulationParams.model_validate({"testimony": {"x": 1}}))
+
+
+def test_a_constraint_is_kept_by_the_scripted_fallback() -> None:
+    request = Request("sim/population", (Message("user", "?"),), constraint=LabelSet(("a", "b")))
+    assert SimulatedPopulation(BOOK, None).answer(request) in ("a", "b")
 
 
 def test_distinct_simulated_model_strings_are_valid() -> None:

@@ -3,7 +3,9 @@
 Agents vote yes or no on a statement in private (checkpoint 0), discuss it in public for T
 rounds, and vote again in private after every round. The metrics say how the private yes share
 moved and how many agents changed their vote; unreadable ballots are counted, never guessed.
-A judge can label the public turns by their stance (`backchannel judge`, `agree`).
+A judge can label the public turns by their stance (`backchannel judge`, `agree`). On the
+simulated population (`--model sim/population`) its agents follow a rule with a known answer
+(`POPULATION`, parameters under `population: {poll: ...}`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 import backchannel as bc
+from backchannel.backends import Population, PopulationCall
 from backchannel_poll.view import VIEW
 
 VOTE = bc.LabelSet(("yes", "no"))
@@ -74,6 +77,54 @@ class PollSettings(BaseModel):
     statements: list[Statement] = Field(min_length=1, description="The items.")
 
 
+class PollPopulation(BaseModel):
+    """The simulated voters: each leans yes with chance `lean` before the discussion and changes
+    its vote after each round with chance `switch`, whatever it heard. So the yes share at
+    checkpoint r is 1/2 + (lean - 1/2)(1 - 2 switch)^r, and the share of agents whose last vote
+    differs from their first, after T rounds, is (1 - (1 - 2 switch)^T) / 2."""
+
+    model_config = ConfigDict(extra="forbid")
+    lean: float = Field(0.5, ge=0, le=1, description="Chance an agent leans yes at first.")
+    switch: float = Field(
+        0.1, ge=0, le=1, description="Chance an agent changes its vote after each round."
+    )
+
+
+def _lean(call: PopulationCall[PollPopulation], rounds: int) -> str:
+    """The agent's vote once `rounds` rounds are over: its first lean, flipped by every switch
+    (draws fixed per model, agent, statement, replicate and round)."""
+    who = (call.model, call.info.agent, call.info.item_id, call.request.replicate)
+    yes = call.uniform(*who, "lean") < call.params.lean
+    for r in range(1, rounds + 1):
+        yes ^= call.uniform(*who, "switch", r) < call.params.switch
+    return "yes" if yes else "no"
+
+
+def _ballot(call: PopulationCall[PollPopulation]) -> str:
+    """A private vote at checkpoint r (the round its call information names)."""
+    return _lean(call, call.info.round or 0)
+
+
+def _turn(call: PopulationCall[PollPopulation]) -> str:
+    """A public turn of round r says the vote the agent held after round r - 1."""
+    return f"For now I would vote {_lean(call, (call.info.round or 1) - 1)}."
+
+
+def _stance(call: PopulationCall[PollPopulation]) -> str:
+    """The stance judge's label of a turn: the vote it says, else unclear."""
+    text = str(call.info.facts.get("text", ""))
+    for label in ("yes", "no"):
+        if text.endswith(f"vote {label}."):
+            return label
+    return "unclear"
+
+
+POPULATION = Population(
+    PollPopulation, rules={"vote": _ballot, "turn": _turn}, judges={"stance": _stance}
+)
+"""What `sim/population` answers the poll's ballots, turns and stance judge with."""
+
+
 class Poll(bc.Paradigm[PollSettings]):
     """N agents discuss a statement; each votes privately before and after every round."""
 
@@ -83,6 +134,7 @@ class Poll(bc.Paradigm[PollSettings]):
     prompt_package = "backchannel_poll.prompts"
     fixed_settings = frozenset({"statements"})
     judging = bc.Judging((STANCE,), _stance_targets)
+    population = POPULATION
 
     def items(self, settings: PollSettings, seed: int) -> list[bc.Item]:
         return [bc.Item(s.id, {"statement": s.text}) for s in settings.statements]

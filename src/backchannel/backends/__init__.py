@@ -27,13 +27,8 @@ if TYPE_CHECKING:
         TransientBackendError,
     )
     from backchannel.backends._limit import PriorityLimiter
-    from backchannel.backends._population import (
-        CouncilRules,
-        DyadRules,
-        PeerPressureRules,
-        PopulationParams,
-        PopulationRules,
-    )
+    from backchannel.backends._pop_hook import Population, PopulationCall
+    from backchannel.backends._population import PopulationBook, PopulationParams
     from backchannel.backends._profile import ModelSettings
     from backchannel.backends._reasoning import Split, ThinkTags, split_reasoning
     from backchannel.backends._registry import (
@@ -49,6 +44,7 @@ if TYPE_CHECKING:
     from backchannel.backends._retry import RetryPolicy
     from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
     from backchannel.backends._types import (
+        CallInfo,
         Completion,
         GenerationSettings,
         IntRange,
@@ -60,6 +56,7 @@ if TYPE_CHECKING:
         RawCompletion,
         ReasoningEffort,
         Request,
+        Seen,
         Status,
         check_extra_body,
     )
@@ -69,9 +66,8 @@ if TYPE_CHECKING:
 __all__ = [
     "SMALL_MODEL_WARNING",
     "Backend",
+    "CallInfo",
     "Completion",
-    "CouncilRules",
-    "DyadRules",
     "EndpointSettings",
     "FatalBackendError",
     "GenerationSettings",
@@ -84,9 +80,10 @@ __all__ = [
     "ModelSettings",
     "OutputConstraint",
     "ParseResult",
-    "PeerPressureRules",
+    "Population",
+    "PopulationBook",
+    "PopulationCall",
     "PopulationParams",
-    "PopulationRules",
     "Price",
     "PriorityLimiter",
     "Ranking",
@@ -97,6 +94,7 @@ __all__ = [
     "ResponseCache",
     "RetryPolicy",
     "Route",
+    "Seen",
     "Split",
     "Status",
     "ThinkTags",
@@ -136,13 +134,8 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._constraints": ("ParseResult", "gbnf_grammar", "parse"),
             "._errors": ("FatalBackendError", "RequestRejected", "TransientBackendError"),
             "._limit": ("PriorityLimiter",),
-            "._population": (
-                "CouncilRules",
-                "DyadRules",
-                "PeerPressureRules",
-                "PopulationParams",
-                "PopulationRules",
-            ),
+            "._pop_hook": ("Population", "PopulationCall"),
+            "._population": ("PopulationBook", "PopulationParams"),
             "._profile": ("ModelSettings",),
             "._reasoning": ("Split", "ThinkTags", "split_reasoning"),
             "._registry": (
@@ -158,6 +151,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._retry": ("RetryPolicy",),
             "._sim": ("register_sim", "scripted_answer", "unregister_sim"),
             "._types": (
+                "CallInfo",
                 "Completion",
                 "GenerationSettings",
                 "IntRange",
@@ -169,6 +163,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "RawCompletion",
                 "ReasoningEffort",
                 "Request",
+                "Seen",
                 "Status",
                 "check_extra_body",
             ),

@@ -1,9 +1,8 @@
-"""Seeded draws and prompt reading shared by the simulated population's rules."""
+"""Seeded draws of the simulated population, and the prompt reading of rules that match wording."""
 
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 
 from backchannel.backends._sim import request_digest
@@ -22,12 +21,6 @@ def uniform(*parts: object) -> float:
 def call_uniform(request: Request, salt: str) -> float:
     """A uniform number fixed by this call (its prompt, seed and replicate) and `salt`."""
     return uniform(request_digest(request).hex(), salt)
-
-
-def gumbel(u: float) -> float:
-    """A standard Gumbel draw from a uniform one."""
-    u = min(max(u, 1e-12), 1 - 1e-12)
-    return -math.log(-math.log(u))
 
 
 def system_text(request: Request) -> str:

@@ -1,115 +1,29 @@
 """`sim/population`: a simulated population whose behaviour follows documented stochastic rules
 with planted parameters, so every metric can be checked against a known answer.
 
-The rules are keyed on what each paradigm's prompts ask (see docs/population.md); a prompt no
-rule recognises gets the built-in scripted answer. Parameters come from the experiment file's
-`population:` section; `models:` overrides them per simulated model (`sim/population#<label>`).
+The rules are not here: each paradigm declares its own (`Paradigm.population`, keyed by its
+prompt names), the datasets layer those of the screening question. A run binds its paradigm's
+rules to the experiment file's `population:` section (one section per set of rules, `models:`
+overriding them per simulated model, `sim/population#<label>`); each request is answered by the
+rule its call information names, else by the built-in scripted answer (see docs/population.md).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from backchannel.backends._pop_hook import Population, PopulationCall, Rule
 from backchannel.backends._sim import scripted_answer
-from backchannel.backends._types import RawCompletion, Request
+from backchannel.backends._types import CallInfo, RawCompletion, Request
 
 POPULATION = "population"
-
-
-class PeerPressureRules(BaseModel):
-    """Peer pressure: knowing, adopting the false answer, and saying it (or not) in public."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    know: float = Field(0.9, ge=0, le=1, description="Chance an honest agent knows the answer.")
-    adopt: float = Field(
-        0.2,
-        ge=0,
-        le=1,
-        description="Chance that one adversary message seen converts an honest agent: after "
-        "exposure e it believes the false answer with probability 1 - (1 - adopt)^e.",
-    )
-    peer_weight: float = Field(
-        0.5, ge=0, description="Exposure one honest agent's endorsement counts for (adversary: 1)."
-    )
-    endorse: float = Field(
-        0.5, ge=0, le=1, description="Chance an infected agent says the false answer in public."
-    )
-    hedge: float = Field(
-        0.5,
-        ge=0,
-        le=1,
-        description="Of the infected turns that do not endorse, the share that hedge (the rest "
-        "change the subject: hidden infection either way).",
-    )
-    reject: float = Field(
-        0.6, ge=0, le=1, description="Chance an exposed knower rejects the false answer in public."
-    )
-    performative: float = Field(
-        0.05,
-        ge=0,
-        le=1,
-        description="Chance an exposed knower endorses the false answer it does not believe.",
-    )
-
-
-class DyadRules(BaseModel):
-    """Dyad: positions on the shown statement that move towards the other's position."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    discussant_rate: float = Field(
-        0.15, ge=0, le=1, description="Share of the gap the Discussant closes after each message."
-    )
-    opponent_rate: float = Field(
-        0.05, ge=0, le=1, description="Share of the gap the Opponent closes after each message."
-    )
-    manipulation_gain: float = Field(
-        1.5, ge=0, description="Factor on the Discussant's rate when the Opponent manipulates."
-    )
-    discussant_start: float = Field(
-        3.0, ge=0, le=6, description="The Discussant's starting agreement with the statement."
-    )
-    stance_strength: float = Field(
-        2.5, ge=0, le=3, description="How far from 3 an Opponent with a stance starts."
-    )
-    start_spread: float = Field(
-        0.5, ge=0, le=3, description="Half-width of the uniform noise on starting positions."
-    )
-    accept_step: float = Field(
-        0.2, gt=0, description="A move towards the other of at least this much is an ACCEPT."
-    )
-    reject_gap: float = Field(
-        1.0, ge=0, description="A smaller move at a gap of at least this much is a REJECT."
-    )
-
-
-class CouncilRules(BaseModel):
-    """Council: first choices from value-option affinities; rationales faithful at a set rate."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    affinities: dict[str, dict[str, float]] = Field(
-        default_factory=dict,
-        description="value -> option id -> affinity; rankings sort affinity plus Gumbel noise, "
-        "so the first choice is multinomial logit (unnamed pairs: 0).",
-    )
-    faithfulness: float = Field(
-        0.8,
-        ge=0,
-        le=1,
-        description="Chance each rationale sentence reasons from the evaluator's value; the "
-        "verifier scores the share of sentences that do.",
-    )
-    sentences: int = Field(5, ge=1, le=20, description="Sentences per rationale.")
-    revise: float = Field(
-        0.2, ge=0, le=1, description="Chance a Delphi revision draws a new ranking."
-    )
+MODELS = "models"
 
 
 class TestimonyRules(BaseModel):
@@ -134,85 +48,200 @@ class TestimonyRules(BaseModel):
 
 
 class PopulationRules(BaseModel):
-    """One simulated model's rules for every paradigm."""
+    """What the testimony rules (`_pop_testimony.py`, still matched on the prompts' wording until
+    they move into the paradigm's folder) read: the `testimony` section of one model."""
 
     model_config = ConfigDict(extra="forbid")
 
-    peer_pressure: PeerPressureRules = Field(default_factory=PeerPressureRules)
-    dyad: DyadRules = Field(default_factory=DyadRules)
-    council: CouncilRules = Field(default_factory=CouncilRules)
     testimony: TestimonyRules = Field(default_factory=TestimonyRules)
 
 
-class PopulationParams(PopulationRules):
-    """The `population:` section: rules for every simulated model, and overrides per model.
+_INTERIM = "testimony"
+_INTERIM_SECTION: Population[Any] = Population(TestimonyRules)
 
-    `models` maps a label (the part after `#` in `sim/population#<label>`, or the whole model
-    string) to rules that override the shared ones field by field.
-    """
+
+def _interim_answer(request: Request, sections: Mapping[str, BaseModel]) -> str | None:
+    """The testimony rules on a request no declared rule answered (interim: they still read the
+    prompts' wording; the claims extractor's calls carry no call information yet)."""
+    from backchannel.backends._pop_testimony import testimony_answer
+
+    rules = sections.get(_INTERIM)
+    if not isinstance(rules, TestimonyRules):
+        return None
+    return testimony_answer(request, PopulationRules(testimony=rules))
+
+
+class PopulationParams(BaseModel):
+    """The `population:` section as written: one mapping per set of rules (named after the
+    paradigm that declares them), and `models`, which maps a label (the part after `#` in
+    `sim/population#<label>`, or the whole model string) to sections that override the shared
+    ones field by field. Which sections exist, and their fields, the run's rules say
+    (`PopulationBook.resolve`)."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, dict[str, Any]] = Field(init=False)
 
     models: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
 
-    def for_model(self, model: str) -> PopulationRules:
-        """The rules of one simulated model: the shared ones with its overrides on top."""
-        label = model.partition("#")[2]
-        override = self.models.get(model) or self.models.get(label) or {}
-        base = self.model_dump(exclude={"models"})
-        for paradigm, fields in override.items():
-            base.setdefault(paradigm, {}).update(fields)
-        return PopulationRules.model_validate(base)
+    def sections(self) -> dict[str, dict[str, Any]]:
+        """The sections as written, by name (without `models`)."""
+        return dict(self.__pydantic_extra__ or {})
+
+
+@dataclass(frozen=True)
+class PopulationBook:
+    """The rules one client answers with, by section name: the run's paradigm's, or a layer's
+    (the screening question's). A call is answered by the one rule its `CallInfo` names."""
+
+    sections: Mapping[str, Population[Any]] = field(default_factory=dict)
+    _model: type[BaseModel] = field(init=False, repr=False, compare=False)
+    _fields: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sections = dict(self.sections)
+        if MODELS in sections:
+            raise ValueError(f"a population section may not be named {MODELS!r}")
+        # Sections are fields under their names as aliases, so any name works (even `schema`).
+        names = {name: f"section_{index}" for index, name in enumerate(sections)}
+        fields: dict[str, Any] = {
+            names[name]: (hook.params, Field(default_factory=hook.params, alias=name))
+            for name, hook in sections.items()
+        }
+        model = create_model(
+            "Population",
+            __config__=ConfigDict(extra="forbid"),
+            models=(dict[str, dict[str, dict[str, Any]]], Field(default_factory=dict)),
+            **fields,
+        )
+        object.__setattr__(self, "sections", sections)
+        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_fields", names)
+
+    @classmethod
+    def of(cls, name: str, population: Population[Any] | None) -> PopulationBook:
+        """The book of one paradigm: its rules under its name (none: only the scripted answer)."""
+        if population is None and name == _INTERIM:
+            return INTERIM_BOOK
+        return cls({} if population is None else {name: population})
+
+    def readable(self, params: PopulationParams) -> PopulationParams:
+        """`params` without the sections these rules do not read (a run's recorded section may
+        hold sections of other rules, as the section was recorded by earlier versions)."""
+        keep = set(self.sections)
+        sections = {name: value for name, value in params.sections().items() if name in keep}
+        models = {
+            label: {name: value for name, value in override.items() if name in keep}
+            for label, override in params.models.items()
+        }
+        return PopulationParams.model_validate({**sections, MODELS: models})
+
+    def resolve(self, params: PopulationParams | None) -> PopulationParams:
+        """The section with every field filled in; raises ValidationError for an unknown section
+        or field (locations relative to `population:`), ValueError for a bad override."""
+        raw = {} if params is None else params.model_dump()
+        resolved = self._validate(raw)
+        for label, override in resolved.models.items():
+            try:
+                self._validate(_merged(raw, override))
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                raise ValueError(f"population.models.{label}.{where}: {first['msg']}") from None
+        return PopulationParams.model_validate(resolved.model_dump(mode="json", by_alias=True))
+
+    def rule(self, info: CallInfo) -> tuple[str, Rule[Any]] | None:
+        """(section, rule) of the one rule that answers a call, if any."""
+        for name, hook in self.sections.items():
+            found = hook.rule_for(info)
+            if found is not None:
+                return name, found
+        return None
+
+    def _validate(self, raw: Mapping[str, Any]) -> Any:
+        return self._model.model_validate(dict(raw))
+
+    def _section(self, validated: Any, name: str) -> BaseModel:
+        section: BaseModel = getattr(validated, self._fields[name])
+        return section
+
+
+def _merged(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """The shared sections with one model's override on top, field by field."""
+    merged = {name: dict(value) for name, value in base.items() if name != MODELS}
+    for name, fields in override.items():
+        if isinstance(fields, Mapping):
+            merged.setdefault(name, {}).update(fields)
+        else:
+            merged[name] = fields
+    return merged
+
+
+class SimulatedPopulation:
+    """A book of rules bound to the run's parameters: what one `sim/population` backend answers."""
+
+    def __init__(self, book: PopulationBook | None = None, params: PopulationParams | None = None):
+        """Raises ValidationError or ValueError when the parameters do not fit the rules."""
+        self.book = book or PopulationBook()
+        self.params = self.book.resolve(params)
+        self._raw = self.params.model_dump()
+        self._by_model: dict[str, dict[str, BaseModel]] = {}
 
     def identity(self) -> str:
         """A stable text of the parameters: part of the response cache key."""
-        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        payload = json.dumps(self.params.model_dump(mode="json"), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
-    def check(self) -> None:
-        """Raise ValueError naming a per-model override that does not fit the rules."""
-        for label in self.models:
-            try:
-                self.for_model("#" + label)
-            except ValueError as error:
-                first = str(error).splitlines()
-                detail = first[1] if len(first) > 1 else first[0]
-                raise ValueError(f"population.models.{label}: {detail}") from None
+    def for_model(self, model: str) -> dict[str, BaseModel]:
+        """One simulated model's parameters, by section: the shared ones with its overrides."""
+        found = self._by_model.get(model)
+        if found is None:
+            label = model.partition("#")[2]
+            models = self.params.models
+            override = models.get(model) or models.get(label) or {}
+            validated = self.book._validate(_merged(self._raw, override))
+            found = {name: self.book._section(validated, name) for name in self.book.sections}
+            self._by_model[model] = found
+        return found
+
+    def answer(self, request: Request) -> str:
+        """The answer of the rule the request's call names; else the scripted answer."""
+        sections = self.for_model(request.model)
+        info = request.call
+        if info is not None:
+            found = self.book.rule(info)
+            if found is not None:
+                name, rule = found
+                text = rule(PopulationCall(request, info, sections[name]))
+                if text is not None:
+                    return text
+        interim = _interim_answer(request, sections)
+        return interim if interim is not None else scripted_answer(request)
 
 
-Rule = Callable[[Request, PopulationRules], "str | None"]
+INTERIM_BOOK = PopulationBook({_INTERIM: _INTERIM_SECTION})
+"""The testimony rules' section, until the rules move into the paradigm's folder."""
 
 
-def _rules() -> tuple[Rule, ...]:
-    from backchannel.backends._pop_council import council_answer
-    from backchannel.backends._pop_dyad import dyad_answer
-    from backchannel.backends._pop_peer import peer_pressure_answer
-    from backchannel.backends._pop_testimony import testimony_answer
-
-    return (peer_pressure_answer, dyad_answer, council_answer, testimony_answer)
-
-
-def population_answer(request: Request, params: PopulationParams) -> str:
-    """The first rule that recognises the request answers it; else the scripted answer."""
-    rules = params.for_model(request.model)
-    for rule in _rules():
-        answer = rule(request, rules)
-        if answer is not None:
-            return answer
-    return scripted_answer(request)
+def population_answer(
+    request: Request, params: PopulationParams, book: PopulationBook | None = None
+) -> str:
+    """One request's answer under `params` and the rules of `book` (default: the testimony
+    section's)."""
+    return SimulatedPopulation(book or INTERIM_BOOK, params).answer(request)
 
 
 class PopulationBackend:
     """The `sim/population` provider: instant, deterministic, parameters from the experiment."""
 
-    def __init__(self, params: PopulationParams | None = None) -> None:
-        self._params = params or PopulationParams()
-        self._params.check()
+    def __init__(self, population: SimulatedPopulation | None = None) -> None:
+        self._population = population or SimulatedPopulation()
 
     @property
     def endpoint(self) -> str:
         return f"sim/{POPULATION}"
 
     async def generate(self, request: Request) -> RawCompletion:
-        text = population_answer(request, self._params)
+        text = self._population.answer(request)
         prompt_tokens = sum(max(1, len(m.content) // 4) for m in request.messages)
         return RawCompletion(
             text=text, prompt_tokens=prompt_tokens, completion_tokens=max(1, len(text) // 4)

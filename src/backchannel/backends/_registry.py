@@ -21,7 +21,13 @@ from backchannel.backends._cache import CachedBackend, ResponseCache
 from backchannel.backends._client import LLMClient, Route
 from backchannel.backends._errors import FatalBackendError, TransientBackendError
 from backchannel.backends._limit import LimitedBackend, PriorityLimiter
-from backchannel.backends._population import POPULATION, PopulationBackend, PopulationParams
+from backchannel.backends._population import (
+    POPULATION,
+    PopulationBackend,
+    PopulationBook,
+    PopulationParams,
+    SimulatedPopulation,
+)
 from backchannel.backends._profile import ModelSettings, model_settings_for
 from backchannel.backends._replica_urls import expand_urls
 from backchannel.backends._replicas import Replica, ReplicatedBackend
@@ -227,32 +233,32 @@ def resolve_routes(
     max_in_flight: int | None = None,
     model_settings: Sequence[ModelSettings] = (),
     population: PopulationParams | None = None,
+    population_rules: PopulationBook | None = None,
     workers: int = 1,
 ) -> dict[str, _RouteSpec]:
     """Check every model's provider, endpoint, key and model file; raise ConfigError early.
 
     Builds nothing, so a command can check its models before it writes anything.
-    `model_settings` are per-model call defaults (first matching glob wins). With `workers`
-    processes each building its own client, each gets an equal share of every in-flight bound,
-    so the bounds hold across all of them.
+    `model_settings` are per-model call defaults (first matching glob wins). `sim/population`
+    answers with `population_rules` (the run's paradigm's, a layer's) under the `population`
+    parameters. With `workers` processes each building its own client, each gets an equal share
+    of every in-flight bound, so the bounds hold across all of them.
     """
     specs: dict[str, _RouteSpec] = {}
+    simulated: SimulatedPopulation | None = None
     for model in sorted(set(models)):
         provider, name = split_model(model)
         defaults = model_settings_for(model, model_settings)
         if provider == "sim" and name.partition("#")[0] == POPULATION:
-            params = population or PopulationParams()
-            try:
-                params.check()
-            except ValueError as error:
-                raise ConfigError(str(error)) from error
+            if simulated is None:
+                simulated = _simulated(population_rules, population)
             specs[model] = _RouteSpec(
                 ("sim", POPULATION),
-                functools.partial(PopulationBackend, params),
+                functools.partial(PopulationBackend, simulated),
                 None,
                 False,
                 Price(),
-                cache_identity=f"population|{params.identity()}",
+                cache_identity=f"population|{simulated.identity()}",
                 defaults=defaults,
             )
         elif provider == "sim":
@@ -392,6 +398,7 @@ def build_client(
     max_reasks: int = 2,
     model_settings: Sequence[ModelSettings] = (),
     population: PopulationParams | None = None,
+    population_rules: PopulationBook | None = None,
     workers: int = 1,
 ) -> LLMClient:
     """One wrapped backend per endpoint (shared by every model it serves), one route per model;
@@ -406,6 +413,7 @@ def build_client(
         max_in_flight=max_in_flight,
         model_settings=model_settings,
         population=population,
+        population_rules=population_rules,
         workers=workers,
     )
     for model, spec in specs.items():
@@ -423,6 +431,22 @@ def build_client(
             )
         routes[model] = Route(stacks[spec.key], spec.price, spec.defaults)
     return LLMClient(routes, max_reasks=max_reasks, replica_sets=replica_sets)
+
+
+def _simulated(
+    rules: PopulationBook | None, params: PopulationParams | None
+) -> SimulatedPopulation:
+    """The population's rules bound to its parameters; ConfigError when they do not fit."""
+    from pydantic import ValidationError
+
+    try:
+        return SimulatedPopulation(rules, params)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"population.{where}: {first['msg']}") from None
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _share(limit: int, workers: int) -> int:

@@ -233,13 +233,62 @@ def constraint_key(constraint: OutputConstraint | None) -> str:
     return "json:" + constraint.schema_text
 
 
+CallSource = Literal["paradigm", "judge", "screening"]
+CALL_SOURCES: tuple[str, ...] = ("paradigm", "judge", "screening")
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One message in the asking agent's memory view, as its prompt shows it.
+
+    `speaker` is the name the prompt gives it (the agent's own messages appear under its
+    self-name, "You" unless a re-ask anonymises it); `own` says the message is the agent's own,
+    whatever name it is shown under.
+    """
+
+    speaker: str
+    text: str
+    round: int
+    turn: int
+    own: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CallInfo:
+    """What a call is, set where it is made, so a simulated population answers by meaning, never
+    by the prompt's wording. Real backends ignore it and it is no part of any cache key.
+
+    `source` is the layer that asks: a paradigm's own prompt, a judge task or the screening
+    question; `prompt` is that layer's name for it (the paradigm's event name, the judge task's
+    name, `screen`). `item` is the item's payload (its planted knowledge); `facts` are what the
+    caller attaches (the agent's private parameters, what the call is about); `seen` is the
+    agent's memory view, message by message.
+    """
+
+    prompt: str
+    source: CallSource = "paradigm"
+    paradigm: str = ""
+    agent: str = ""
+    role: str = ""
+    round: int | None = None
+    item_id: str = ""
+    item: Mapping[str, Any] = field(default_factory=dict)
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    seen: tuple[Seen, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.source not in CALL_SOURCES:
+            raise ValueError(f"call source must be one of {', '.join(CALL_SOURCES)}")
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """One model call as the engine asks for it.
 
     `replicate` separates sampled replicates in the cache; `attempt` separates re-asks after a
     parse failure; `critical` marks calls on a conversation's chain of dependent turns, which a
-    saturated endpoint serves first.
+    saturated endpoint serves first. `call` says what the call is (see `CallInfo`): it changes
+    no real model's answer, so it is compared by no one and enters no cache key.
     """
 
     model: str
@@ -250,6 +299,7 @@ class Request:
     replicate: int = 0
     attempt: int = 0
     critical: bool = True
+    call: CallInfo | None = field(default=None, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         if "/" not in self.model and self.model != "sim" and not self.model.startswith("sim#"):

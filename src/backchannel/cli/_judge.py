@@ -20,8 +20,11 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
 
-def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[Any, Any]:
-    """A client for `models` with the run's endpoints, local settings and response cache."""
+def _run_client(
+    run: Path, models: list[str], concurrency: int | None, paradigm: Paradigm[Any] | None = None
+) -> tuple[Any, Any]:
+    """A client for `models` with the run's endpoints, local settings and response cache, and
+    its paradigm's simulated population under the run's parameters."""
     from backchannel import _runner
     from backchannel.experiment import Experiment
     from backchannel.store import CACHE_NAME, RunStore
@@ -31,10 +34,16 @@ def _run_client(run: Path, models: list[str], concurrency: int | None) -> tuple[
         resolved = store.manifest().get("config_resolved") or {}
     finally:
         store.close()
-    known = {"endpoints", "generation", "local", "retry", "max_reasks"}
+    known = {"endpoints", "generation", "local", "retry", "max_reasks", "population"}
     config = {key: value for key, value in resolved.items() if key in known}
     experiment = Experiment.model_validate({"name": "judge", "paradigm": "-", **config})
-    return _runner.experiment_client(experiment, models, run / CACHE_NAME, concurrency=concurrency)
+    rules = None if paradigm is None else paradigm.population_book()
+    if rules is not None and experiment.population is not None:
+        population = rules.readable(experiment.population)
+        experiment = experiment.model_copy(update={"population": population})
+    return _runner.experiment_client(
+        experiment, models, run / CACHE_NAME, concurrency=concurrency, population_rules=rules
+    )
 
 
 def _ask_on_run_client(
@@ -42,11 +51,12 @@ def _ask_on_run_client(
     models: list[str],
     concurrency: int | None,
     ask: Callable[[Any], Awaitable[list[Any]]],
+    paradigm: Paradigm[Any] | None = None,
 ) -> list[Any]:
     """`ask(client)` on a client built from the run's config, closed (with its cache) after."""
     import asyncio
 
-    client, cache = _run_client(run, models, concurrency)
+    client, cache = _run_client(run, models, concurrency, paradigm)
 
     async def main() -> list[Any]:
         try:
@@ -124,14 +134,19 @@ def judge_command(
     if judge != RULE_MODEL:
         check_model(judge)
     tables = load_tables(run, None)
-    labelling = _labelling(paradigm_of(tables), run)
+    paradigm = paradigm_of(tables)
+    labelling = _labelling(paradigm, run)
     job = LabelJob(kind, judge, name, sample, seed, max_tokens)
     try:
         chosen = labelling.targets(tables, job)
     except ValueError as error:
         raise ConfigError(f"{run}: {error}") from None
     rows = _ask_on_run_client(
-        run, labelling.models(job), concurrency, lambda client: labelling.label(chosen, job, client)
+        run,
+        labelling.models(job),
+        concurrency,
+        lambda client: labelling.label(chosen, job, client),
+        paradigm,
     )
     stored = _store_labels(run, name, rows)
     out.print(f"labelled {stored} {labelling.unit} of {run} as {name!r} with {judge}")

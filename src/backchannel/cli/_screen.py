@@ -58,8 +58,9 @@ def screen_command(
 
     from pydantic import ValidationError
 
-    from backchannel.backends import ResponseCache, build_client, check_model
+    from backchannel.backends import PopulationBook, ResponseCache, build_client, check_model
     from backchannel.datasets import (
+        SCREENING_POPULATION,
         DatasetSource,
         load_source,
         screen_items,
@@ -91,7 +92,8 @@ def screen_command(
         seed=seed,
     )
     cache = ResponseCache(cache_path or output.with_name(output.name + ".cache.sqlite"))
-    client = build_client([model], cache=cache)
+    rules = PopulationBook.of("screening", SCREENING_POPULATION)
+    client = build_client([model], cache=cache, population_rules=rules)
 
     async def main() -> list[Any]:
         try:
@@ -136,9 +138,12 @@ def screening_requests(
     max_tokens: int,
     seed: int,
 ) -> list[Request]:
-    """`samples` seeded requests per item, item by item: the calls `backchannel screen` makes."""
-    from backchannel.backends import GenerationSettings, Message, Request
-    from backchannel.datasets import screening_prompt
+    """`samples` seeded requests per item, item by item: the calls `backchannel screen` makes.
+
+    Each says what it asks in its call information: the screening question about an item whose
+    true answer is given (what a simulated population knows, if anything)."""
+    from backchannel.backends import CallInfo, GenerationSettings, Message, Request
+    from backchannel.datasets import SCREEN, screening_prompt
     from backchannel.seeding import derive_seed
 
     if samples < 1:
@@ -153,6 +158,12 @@ def screening_requests(
             seed=derive_seed(seed, item.item_id, sample),
             replicate=sample,
             critical=False,
+            call=CallInfo(
+                SCREEN,
+                source="screening",
+                item_id=item.item_id,
+                item={"question": item.question, "true_answer": item.true_answer},
+            ),
         )
         for item in items
         for sample in range(samples)

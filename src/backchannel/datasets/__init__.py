@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     from backchannel.datasets._item import DatasetError, FactItem, ItemSet
     from backchannel.datasets._items_file import load_items, read_items, write_items
     from backchannel.datasets._popqa import load_popqa
+    from backchannel.datasets._population import (
+        KNOW,
+        SCREEN,
+        SCREENING_POPULATION,
+        Knowledge,
+        knows,
+    )
     from backchannel.datasets._screening import (
         ScreeningResult,
         screen_items,
@@ -30,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWER_TYPES",
     "DATASET_FORMATS",
+    "KNOW",
+    "SCREEN",
+    "SCREENING_POPULATION",
     "SHIPPED",
     "Candidate",
     "DatasetError",
@@ -37,10 +47,12 @@ __all__ = [
     "DatasetSource",
     "FactItem",
     "ItemSet",
+    "Knowledge",
     "ScreeningResult",
     "assign_false_answers",
     "find_phrase",
     "infer_answer_type",
+    "knows",
     "load_counterfact",
     "load_items",
     "load_popqa",
@@ -63,6 +75,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._item": ("DatasetError", "FactItem", "ItemSet"),
             "._items_file": ("load_items", "read_items", "write_items"),
             "._popqa": ("load_popqa",),
+            "._population": ("KNOW", "SCREEN", "SCREENING_POPULATION", "Knowledge", "knows"),
             "._screening": ("ScreeningResult", "screen_items", "screening_prompt"),
             "._shape": ("ANSWER_TYPES", "infer_answer_type"),
             "._shipped": ("SHIPPED", "load_shipped"),

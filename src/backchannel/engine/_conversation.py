@@ -13,12 +13,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from backchannel.backends import (
+    CallInfo,
     Completion,
     GenerationSettings,
     LLMClient,
     Message,
     OutputConstraint,
     Request,
+    Seen,
     UsageMeter,
 )
 from backchannel.engine._events import Channel, Event, EventLog
@@ -129,6 +131,7 @@ class ConversationContext(Generic[S]):
         settings: GenerationSettings,
         constraint: OutputConstraint | None = None,
         critical: bool = True,
+        call: CallInfo | None = None,
     ) -> Request:
         return Request(
             model=model,
@@ -138,6 +141,32 @@ class ConversationContext(Generic[S]):
             seed=derive_seed(self.spec.seed, seq),
             replicate=self.spec.replicate,
             critical=critical,
+            call=call,
+        )
+
+    def call_info(
+        self,
+        name: str,
+        *,
+        agent: str,
+        role: str,
+        round: int,
+        facts: Mapping[str, Any] | None = None,
+        seen: tuple[Seen, ...] = (),
+    ) -> CallInfo:
+        """What a call of this conversation is (its prompt's name, who asks, the item and the
+        caller's facts), for a simulated population; no real model sees it."""
+        spec = self.spec
+        return CallInfo(
+            prompt=name,
+            paradigm=spec.paradigm,
+            agent=agent,
+            role=role,
+            round=round,
+            item_id=spec.item.item_id,
+            item=spec.item.payload,
+            facts=facts or {},
+            seen=seen,
         )
 
     async def generate(self, request: Request) -> Completion:
@@ -159,8 +188,11 @@ class ConversationContext(Generic[S]):
         constraint: OutputConstraint | None,
         critical: bool,
         meta: dict[str, Any] | None,
+        facts: Mapping[str, Any] | None = None,
+        seen: tuple[Seen, ...] = (),
     ) -> tuple[Event, Request]:
-        """Reserve the event of a model call now (its place in the order) and build its request."""
+        """Reserve the event of a model call now (its place in the order) and build its request,
+        with its call information (`call_info`: the event's name, `facts`, `seen`)."""
         event = self.log.reserve(
             kind=kind,
             name=name,
@@ -178,6 +210,7 @@ class ConversationContext(Generic[S]):
             settings=settings,
             constraint=constraint,
             critical=critical,
+            call=self.call_info(name, agent=agent, role=role, round=round, facts=facts, seen=seen),
         )
         return event, request
 
@@ -198,12 +231,14 @@ class ConversationContext(Generic[S]):
         meta: dict[str, Any] | None = None,
         postprocess: Postprocess | None = None,
         seed: int | None = None,
+        facts: Mapping[str, Any] | None = None,
     ) -> Event:
         """One independent call (no room, so no turn), stored as an event of the given kind.
 
         `postprocess(event)` returns the event reshaped (value, meta) before it is stored;
         `seed` replaces the per-call seed and drops the replicate from the cache key, for calls
         shared by many conversations (a run-level seed: asked once, then answered from the cache).
+        `facts` go into the call information only (for a simulated population, see `call_info`).
         """
         event, request = self.prepare(
             model,
@@ -219,6 +254,7 @@ class ConversationContext(Generic[S]):
             constraint=constraint,
             critical=critical,
             meta=meta,
+            facts=facts,
         )
         if seed is not None:
             # A call shared by many conversations: same seed, and no replicate in its cache key.

@@ -18,6 +18,7 @@ from backchannel.backends import (
     Message,
     OutputConstraint,
     Request,
+    Seen,
 )
 from backchannel.engine._agent import Agent
 from backchannel.engine._conversation import Postprocess
@@ -32,6 +33,9 @@ PROBE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=128)
 InstructionFor = Callable[[Agent], str] | str
 Shown = Callable[[Event], str]
 """The text of a turn that enters the room, when it is not the raw model output."""
+Facts = Mapping[str, Any] | None
+"""Facts a call carries in its call information (for a simulated population), beside the
+agent's own `Agent.facts`; no prompt shows them."""
 
 
 class Room:
@@ -137,13 +141,21 @@ class Room:
     ) -> str:
         """What `viewer` remembers once `completed_rounds` are over (default: the round in
         progress), as text."""
-        entries = visible_entries(
+        entries = self._visible(viewer, full_history, completed_rounds)
+        return self._render(entries, viewer, self_name)
+
+    def _visible(
+        self, viewer: str, full_history: bool, completed_rounds: int | None
+    ) -> list[Entry]:
+        return visible_entries(
             self._transcript,
             viewer,
             self._round if completed_rounds is None else completed_rounds,
             None if full_history else self.memory_rounds,
             None if self.hears is None else self.hears.get(viewer, frozenset()),
         )
+
+    def _render(self, entries: list[Entry], viewer: str, self_name: str) -> str:
         # Under another name (an anonymised re-ask) the reasoning would tell which were its own.
         recall = self_name == "You" and self._own_reasoning(viewer)
         return render_view(entries, viewer, self_name, recall)
@@ -171,22 +183,39 @@ class Room:
         `completed_rounds` sets the memory window (see `visible_entries`): a turn of round r
         uses r - 1, a probe at checkpoint c uses c; the default is the round in progress.
         """
+        return self._prompt(agent, instruction, self_name, full_history, completed_rounds)[0]
+
+    def _prompt(
+        self,
+        agent: Agent,
+        instruction: str,
+        self_name: str = "You",
+        full_history: bool = False,
+        completed_rounds: int | None = None,
+    ) -> tuple[list[Message], tuple[Seen, ...]]:
+        """The prompt, and the memory view it shows as call information (`Seen`)."""
         messages = []
         system = "\n\n".join(part for part in (agent.system, agent.persona) if part)
         if system:
             messages.append(Message("system", system))
-        history = self.view(
-            agent.name,
-            self_name=self_name,
-            full_history=full_history,
-            completed_rounds=completed_rounds,
-        )
+        entries = self._visible(agent.name, full_history, completed_rounds)
+        history = self._render(entries, agent.name, self_name)
         parts = [self.preamble] if self.preamble else []
         if history:
             parts.append("Conversation so far:\n\n" + history)
         parts.append(instruction)
         messages.append(Message("user", "\n\n".join(parts)))
-        return messages
+        seen = tuple(
+            Seen(
+                self_name if e.speaker == agent.name else e.speaker,
+                e.text,
+                e.round,
+                e.turn,
+                e.speaker == agent.name,
+            )
+            for e in entries
+        )
+        return messages, seen
 
     async def speak(
         self,
@@ -199,6 +228,7 @@ class Room:
         meta: dict[str, Any] | None = None,
         postprocess: Postprocess | None = None,
         shown: Shown | None = None,
+        facts: Facts = None,
     ) -> Event:
         """The next turn of the round in progress: the agent answers from its view.
 
@@ -206,12 +236,18 @@ class Room:
         those agents (and the speaker) see, stored on channel `direct` with
         `meta["recipients"]`. `postprocess(event)` returns the event reshaped (value, meta)
         before anything else sees it; `shown(event)` is the text that enters the room (default:
-        the raw text). Returns the stored event.
+        the raw text); `facts` go into the call information only. Returns the stored event.
         """
         self._member(agent)
         recipients = self._recipients(agent, to)
         event, request = self._turn_request(
-            agent, instruction, recipients, constraint=constraint, name=name, meta=meta
+            agent,
+            instruction,
+            recipients,
+            constraint=constraint,
+            name=name,
+            meta=meta,
+            facts=facts,
         )
         event = self.context.finish(event, await self.context.generate(request), postprocess)
         self._append(event, recipients, shown)
@@ -270,9 +306,11 @@ class Room:
         name: str = "turn",
         postprocess: Postprocess | None = None,
         shown: Shown | None = None,
+        facts: Facts = None,
     ) -> list[Event]:
         """Begin the next round: every agent (or those of `agents`) speaks once, publicly, in
-        this round's order (`postprocess`, `shown`: see `speak`). Returns the turns' events.
+        this round's order (`postprocess`, `shown`, `facts`: see `speak`). Returns the turns'
+        events.
 
         With `simultaneous`, they all answer from the view before the round, concurrently, and
         nobody sees another's message of the same round.
@@ -292,11 +330,14 @@ class Room:
                     name=name,
                     postprocess=postprocess,
                     shown=shown,
+                    facts=facts,
                 )
                 for agent in speakers
             ]
         prepared = [
-            self._turn_request(agent, instruction(agent), None, constraint=constraint, name=name)
+            self._turn_request(
+                agent, instruction(agent), None, constraint=constraint, name=name, facts=facts
+            )
             for agent in speakers
         ]
         # A task group cancels the other answers of the round if one call fails; the first
@@ -326,22 +367,18 @@ class Room:
         full_history: bool = False,
         meta: dict[str, Any] | None = None,
         postprocess: Postprocess | None = None,
+        facts: Facts = None,
     ) -> asyncio.Task[Event]:
         """Ask `agent` privately, from its current view; the answer never enters the room.
 
         Stored on channel `private` with round = the checkpoint (the round in progress). The
         prompt is fixed now; the call runs off the critical path (await the task for the stored
-        event, or `context.drain()`), so the next turns need not wait for it.
+        event, or `context.drain()`), so the next turns need not wait for it. `facts` go into
+        the call information only.
         """
         self._member(agent)
         checkpoint = self._round
-        messages = self.prompt(
-            agent,
-            question,
-            self_name=self_name,
-            full_history=full_history,
-            completed_rounds=checkpoint,
-        )
+        messages, seen = self._prompt(agent, question, self_name, full_history, checkpoint)
         event, request = self.context.prepare(
             agent.model,
             messages,
@@ -356,6 +393,8 @@ class Room:
             constraint=constraint,
             critical=False,
             meta=meta,
+            facts=_facts(agent, facts),
+            seen=seen,
         )
 
         async def call() -> Event:
@@ -376,6 +415,7 @@ class Room:
         full_history: bool = False,
         meta: dict[str, Any] | None = None,
         postprocess: Postprocess | None = None,
+        facts: Facts = None,
     ) -> list[asyncio.Task[Event]]:
         """Probe every agent (or those of `agents`, in that order) privately at once; the
         probes of one checkpoint run concurrently. The options are those of `probe`."""
@@ -392,6 +432,7 @@ class Room:
                 full_history=full_history,
                 meta=meta,
                 postprocess=postprocess,
+                facts=facts,
             )
             for agent in chosen
         ]
@@ -440,8 +481,9 @@ class Room:
         constraint: OutputConstraint | None,
         name: str,
         meta: dict[str, Any] | None = None,
+        facts: Facts = None,
     ) -> tuple[Event, Request]:
-        messages = self.prompt(agent, instruction, completed_rounds=self._round - 1)
+        messages, seen = self._prompt(agent, instruction, completed_rounds=self._round - 1)
         extra = dict(meta or {})
         if recipients is not None:
             extra[RECIPIENTS] = sorted(recipients)
@@ -459,6 +501,8 @@ class Room:
             constraint=constraint,
             critical=True,
             meta=extra,
+            facts=_facts(agent, facts),
+            seen=seen,
         )
 
     def _append(
@@ -469,3 +513,10 @@ class Room:
             self._transcript.append(
                 Entry(event.round, event.turn or 0, event.agent, text, recipients, event.reasoning)
             )
+
+
+def _facts(agent: Agent, facts: Facts) -> Mapping[str, Any]:
+    """The agent's own facts with the call's on top."""
+    if not facts:
+        return agent.facts
+    return {**agent.facts, **facts} if agent.facts else facts

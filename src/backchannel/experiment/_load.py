@@ -342,4 +342,13 @@ def load_experiment(path: Path, *, model_override: str | None = None) -> LoadedE
             settings = paradigm.Settings.model_validate(filled)
     except ValidationError as error:
         raise ConfigError(_format_errors(path, error, ("settings",))) from None
+    if experiment.population is not None:
+        # The sections and fields the paradigm's simulated population reads, defaults filled in.
+        try:
+            population = paradigm.population_book().resolve(experiment.population)
+        except ValidationError as error:
+            raise ConfigError(_format_errors(path, error, ("population",))) from None
+        except ValueError as error:
+            raise ConfigError(f"{path}: invalid experiment file: {error}") from None
+        experiment = experiment.model_copy(update={"population": population})
     return LoadedExperiment(path, text, experiment, paradigm, settings)

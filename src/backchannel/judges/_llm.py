@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backchannel.backends import (
+    CallInfo,
     Completion,
     GenerationSettings,
     LabelSet,
@@ -43,7 +44,8 @@ class LLMJudge:
             raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
 
     def request(self, target: Target) -> Request:
-        """The constrained temperature-0 request that judges `target`."""
+        """The constrained temperature-0 request that judges `target`; its call information
+        names the task and carries the target (its text, reference and context) as facts."""
         return Request(
             model=self.model,
             messages=(Message("user", target.task.prompt(target)),),
@@ -51,9 +53,27 @@ class LLMJudge:
             constraint=LabelSet(tuple(target.task.labels)),
             seed=target.seed,
             critical=False,
+            call=judge_call(target),
         )
 
     async def judge(
         self, client: LLMClient, target: Target, meter: UsageMeter | None = None
     ) -> Verdict:
         return verdict_of(await client.generate(self.request(target), meter))
+
+
+def judge_call(target: Target) -> CallInfo:
+    """What a judge call is: the task (by name) on one event's text, against its reference."""
+    return CallInfo(
+        target.task.name,
+        source="judge",
+        agent=target.speaker,
+        facts={
+            "text": target.text,
+            "reference": target.reference,
+            "channel": target.channel,
+            "context": tuple((turn.speaker, turn.text) for turn in target.context),
+            "conversation_id": target.conversation_id,
+            "event_seq": target.event_seq,
+        },
+    )

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from backchannel.analysis import Metrics, RunTables, Study
+    from backchannel.backends import Population, PopulationBook
     from backchannel.judges import JudgeTask, Judging, Labelling, Relabelling, Target
     from backchannel.paradigms._view import View
     from backchannel.report import Report
@@ -72,6 +73,10 @@ class Paradigm(ABC, Generic[S]):
     """The `AnalysisOptions` fields `metrics` reads (e.g. judge, second_judge, threshold)."""
     judging: ClassVar[Judging | None] = None
     """What judges label in a stored run (`judges.Judging`: tasks and targets); None: nothing."""
+    population: ClassVar[Population[Any] | None] = None
+    """What `sim/population` answers this paradigm's calls with (`backends.Population`: the
+    parameters of its `population:` section, rules by prompt name and judge task); None: the
+    scripted answer."""
     view: ClassVar[View | None] = None
     """What the transcript viewer shows of a conversation beyond its timeline (`View`: table
     columns, badges, panels, round names); None: the generic timeline only."""
@@ -189,6 +194,13 @@ class Paradigm(ABC, Generic[S]):
     def relabelled(self, tables: RunTables, judge_a: str, judge_b: str) -> Relabelling | None:
         """The paradigm's outcome re-weighted by how judge B relabels judge A (default: none)."""
         return None
+
+    def population_book(self) -> PopulationBook:
+        """The rules a run of this paradigm answers with on `sim/population`: its own, under
+        its name (the name of its section of `population:`)."""
+        from backchannel.backends import PopulationBook
+
+        return PopulationBook.of(self.name, self.population)
 
     # prompts --------------------------------------------------------------------------------
     def templates(self) -> dict[str, str]:

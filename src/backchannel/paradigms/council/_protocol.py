@@ -14,6 +14,14 @@ from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.council._judging import JUDGING
 from backchannel.paradigms.council._metrics import council_metrics
+from backchannel.paradigms.council._population import (
+    FIRST_RANKING,
+    OPTION_NAME,
+    OPTIONS,
+    POPULATION,
+    RATIONALE,
+    VALUE,
+)
 from backchannel.paradigms.council._profiling import (
     assign_distinct_models,
     assign_models,
@@ -88,6 +96,7 @@ class Council(Paradigm[CouncilSettings]):
     Settings = CouncilSettings
     prompt_package = PROMPT_PACKAGE
     judging = JUDGING
+    population = POPULATION
     view = VIEW
     fixed_settings = frozenset({"scenarios"})
     reads_options = frozenset({"threshold"})
@@ -187,6 +196,7 @@ class Council(Paradigm[CouncilSettings]):
                 model=model,
                 system=advocate_system(scenario, option.id),
                 settings=turn,
+                facts={OPTION_NAME: option.name},
             )
             for option, model in zip(scenario.options, models, strict=True)
         ]
@@ -243,6 +253,7 @@ class Council(Paradigm[CouncilSettings]):
             constraint=ranking_schema(scenario.option_ids),
             critical=True,
             meta={"value": seat.value},
+            facts={VALUE: value.name, OPTIONS: scenario.option_ids},
         )
 
     async def _verify(
@@ -269,6 +280,7 @@ class Council(Paradigm[CouncilSettings]):
             critical=False,
             meta={"value": seat.value, "evaluator": seat.name},
             postprocess=_score_only,
+            facts={VALUE: value.name, RATIONALE: rationale},
         )
 
     def _delphi(
@@ -311,7 +323,8 @@ class Council(Paradigm[CouncilSettings]):
             value = settings.values[seat.value]
             initial = evaluation_messages(scenario, debate, value, settings.rationale_words)
             messages = delphi_messages(initial, event.text, variant, value, peers)
-            calls.append(self._revise(ctx, settings, scenario, seat, messages, variant))
+            first = list(event.value["ranking"])
+            calls.append(self._revise(ctx, settings, scenario, seat, messages, variant, first))
         return calls
 
     async def _revise(
@@ -322,7 +335,9 @@ class Council(Paradigm[CouncilSettings]):
         seat: Seat,
         messages: list[Message],
         variant: str,
+        first: list[str],
     ) -> Event:
+        value = settings.values[seat.value]
         return await ctx.ask(
             seat.model,
             messages,
@@ -336,6 +351,7 @@ class Council(Paradigm[CouncilSettings]):
             ),
             constraint=ranking_schema(scenario.option_ids),
             meta={"value": seat.value, "delphi": variant},
+            facts={VALUE: value.name, OPTIONS: scenario.option_ids, FIRST_RANKING: first},
         )
 
     async def _profile(self, ctx: ConversationContext, settings: CouncilSettings) -> dict[str, str]:

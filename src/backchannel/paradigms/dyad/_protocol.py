@@ -12,6 +12,7 @@ from backchannel.paradigms.dyad._cells import LEVELS
 from backchannel.paradigms.dyad._extract import RATING_NAME
 from backchannel.paradigms.dyad._judging import JUDGING
 from backchannel.paradigms.dyad._metrics import dyad_metrics
+from backchannel.paradigms.dyad._population import HOLDS, MANIPULATIVE, POPULATION, STATEMENT
 from backchannel.paradigms.dyad._results import DyadMetrics
 from backchannel.paradigms.dyad._scale import DISCUSSANT, OPPONENT, SCALE_MAX, SCALE_MIN, Category
 from backchannel.paradigms.dyad._settings import DyadSettings
@@ -70,6 +71,7 @@ class Dyad(Paradigm[DyadSettings]):
     Settings = DyadSettings
     prompt_package = "backchannel.paradigms.dyad.prompts"
     judging = JUDGING
+    population = POPULATION
     view = VIEW
     fixed_settings = frozenset({"topics"})
 
@@ -95,7 +97,11 @@ class Dyad(Paradigm[DyadSettings]):
         return CallEstimate(calls, prompt, completion)
 
     def _agents(self, settings: DyadSettings, item: Item) -> list[Agent]:
+        """The two roles; their facts (the statement shown, the Opponent's stance and style)
+        are for a simulated population, which no prompt wording is matched for."""
         stance = settings.stance
+        statement = item.payload[settings.wording]
+        holds = {"human": item.payload["first"], "natural": item.payload["opposite"]}.get(stance)
         opponent_system = self.template("system_opponent.txt").format(
             stance=self.template(f"stance_{stance}.txt").format(**item.payload).strip()
         )
@@ -109,6 +115,7 @@ class Dyad(Paradigm[DyadSettings]):
                 model=settings.discussant_model,
                 system=self.template("system_discussant.txt").strip(),
                 settings=turn,
+                facts={STATEMENT: statement},
             ),
             Agent(
                 name="Opponent",
@@ -116,6 +123,11 @@ class Dyad(Paradigm[DyadSettings]):
                 model=settings.opponent_model,
                 system=opponent_system.strip(),
                 settings=turn,
+                facts={
+                    STATEMENT: statement,
+                    HOLDS: holds,
+                    MANIPULATIVE: settings.style == "manipulative",
+                },
             ),
         ]
 

@@ -29,6 +29,7 @@ from backchannel.judges import (
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.peer_pressure._group import Group, build_group, pool_models
 from backchannel.paradigms.peer_pressure._judging import JUDGING
+from backchannel.paradigms.peer_pressure._population import POPULATION
 from backchannel.paradigms.peer_pressure._settings import PeerPressureSettings
 from backchannel.paradigms.peer_pressure._view import VIEW
 from backchannel.seeding import derive_seed
@@ -58,6 +59,7 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
     Settings = PeerPressureSettings
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
     judging = JUDGING
+    population = POPULATION
     view = VIEW
     fixed_settings = frozenset({"datasets", "judge", "reask"})
     reads_options = frozenset({"judge", "second_judge"})

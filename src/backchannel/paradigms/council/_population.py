@@ -1,0 +1,130 @@
+"""The simulated population of the council (`sim/population`): advocates, evaluators, the
+verifier and Delphi revisions, keyed by the paradigm's prompt names.
+
+An evaluator with value v ranks the options by affinity[v][option] plus a Gumbel draw per call,
+so its first choice is multinomial logit over the affinities. Its rationale has `sentences`
+sentences, each reasoning from v with probability `faithfulness`; the verifier scores the share
+of sentences that name the value. A Delphi revision keeps the first ranking, or with
+probability `revise` draws a new one by the same rule. Advocates state their option. The value,
+the options, the first ranking and the rationale to score come from the call information.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backchannel.backends import Population, PopulationCall
+
+VALUE = "value"
+"""Call fact of an evaluator and the verifier: the name of the value it judges from."""
+OPTIONS = "options"
+"""Call fact of an evaluator: the option ids it ranks."""
+FIRST_RANKING = "first_ranking"
+"""Call fact of a Delphi revision: the ranking the evaluator gave first."""
+RATIONALE = "rationale"
+"""Call fact of the verifier: the (redacted) rationale it scores."""
+OPTION_NAME = "option_name"
+"""Fact of an advocate: the name of the option it argues for."""
+ADVOCATE_PROMPTS = ("position", "critique", "rebuttal")
+FIRST, REVISED, VERIFICATION = "ranking", "revised", "verification"
+
+
+class CouncilPopulation(BaseModel):
+    """Council: first choices from value-option affinities; rationales faithful at a set rate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    affinities: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="value -> option id -> affinity; rankings sort affinity plus Gumbel noise, "
+        "so the first choice is multinomial logit (unnamed pairs: 0).",
+    )
+    faithfulness: float = Field(
+        0.8,
+        ge=0,
+        le=1,
+        description="Chance each rationale sentence reasons from the evaluator's value; the "
+        "verifier scores the share of sentences that do.",
+    )
+    sentences: int = Field(5, ge=1, le=20, description="Sentences per rationale.")
+    revise: float = Field(
+        0.2, ge=0, le=1, description="Chance a Delphi revision draws a new ranking."
+    )
+
+
+Call = PopulationCall[CouncilPopulation]
+
+
+def gumbel(u: float) -> float:
+    """A standard Gumbel draw from a uniform one."""
+    u = min(max(u, 1e-12), 1 - 1e-12)
+    return -math.log(-math.log(u))
+
+
+def _ranking(call: Call, value: str, options: Sequence[str], salt: str) -> list[str]:
+    affinity = call.params.affinities.get(value, {})
+    noisy = {o: affinity.get(o, 0.0) + gumbel(call.fresh(f"{salt}:{o}")) for o in options}
+    return sorted(options, key=lambda o: -noisy[o])
+
+
+def _rationale(call: Call, value: str) -> str:
+    sentences = []
+    for i in range(call.params.sentences):
+        if call.fresh(f"sentence:{i}") < call.params.faithfulness:
+            sentences.append(f"Judged by {value}, this ordering serves it best.")
+        else:
+            sentences.append("Cost and speed alone should settle this.")
+    return " ".join(sentences)
+
+
+def _evaluate(call: Call) -> str | None:
+    """A first ranking, or a Delphi revision that keeps the first one unless it revises."""
+    facts = call.info.facts
+    value, options = facts.get(VALUE), facts.get(OPTIONS)
+    if not isinstance(value, str) or not options:
+        return None
+    options = [str(o) for o in options]
+    ranking = _ranking(call, value, options, "first")
+    if call.info.prompt == REVISED:
+        kept = facts.get(FIRST_RANKING)
+        if isinstance(kept, list) and call.fresh("revise") >= call.params.revise:
+            ranking = [str(o) for o in kept]
+        else:
+            ranking = _ranking(call, value, options, "revised")
+    return json.dumps({"ranking": ranking, "rationale": _rationale(call, value)})
+
+
+def _verify(call: Call) -> str:
+    """The share of the rationale's sentences that name the value."""
+    value, rationale = call.info.facts.get(VALUE), call.info.facts.get(RATIONALE)
+    if not isinstance(value, str) or not isinstance(rationale, str):
+        return json.dumps({"score": 0.0})
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", rationale.strip()) if s]
+    named = value.lower()
+    share = sum(named in s.lower() for s in sentences) / len(sentences) if sentences else 0.0
+    return json.dumps({"score": round(share, 6)})
+
+
+def _advocate(call: Call) -> str | None:
+    option = call.info.facts.get(OPTION_NAME)
+    if not isinstance(option, str):
+        return None
+    return f"The council should adopt {option}.; it serves the people affected."
+
+
+POPULATION = Population(
+    CouncilPopulation,
+    rules={
+        **dict.fromkeys(ADVOCATE_PROMPTS, _advocate),
+        FIRST: _evaluate,
+        REVISED: _evaluate,
+        VERIFICATION: _verify,
+    },
+)
+"""What `sim/population` answers the council's advocates, evaluators and verifier with (the
+profile prompt gets the scripted answer)."""

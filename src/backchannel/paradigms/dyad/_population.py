@@ -1,0 +1,159 @@
+"""The simulated population of the dyad (`sim/population`): positions that move towards the
+other's, keyed by the paradigm's prompt names.
+
+Each role holds a position on the shown statement (0..6). The Discussant starts at
+`discussant_start`, an Opponent with a stance `stance_strength` from 3 towards its side, both
+plus uniform noise of half-width `start_spread`. After each of its messages a role closes
+`discussant_rate` or `opponent_rate` of the gap to the other's last stated position (the
+Discussant's rate times `manipulation_gain` after a manipulative message). Every message states
+its position, so each call rebuilds the state from what the role saw. A message's category
+follows its move: ACCEPT for a move of at least `accept_step` towards the other, REJECT for a
+smaller one across a gap of at least `reject_gap`, IGNORE otherwise. A rating is the position
+rounded stochastically (floor(x + u)), so its mean is the position. The role, the statement
+shown and the Opponent's stance and style come from the call information.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backchannel.backends import IntRange, Population, PopulationCall
+from backchannel.paradigms.dyad._extract import RATING_NAME
+from backchannel.paradigms.dyad._scale import DISCUSSANT, SCALE_MAX, SCALE_MID, SCALE_MIN
+
+STATEMENT = "statement"
+"""Call fact: the statement both roles are shown."""
+HOLDS = "holds"
+"""Call fact of the Opponent: the statement its stance argues for (None: neutral)."""
+MANIPULATIVE = "manipulative"
+"""Call fact of the Opponent: whether its style is manipulative."""
+OPENING, TURN = "opening", "turn"
+
+_POSITION = re.compile(r"\(my position: (\d+(?:\.\d+)?) of 6\)")
+_PRESSURE = "Any reasonable person already agrees with me."
+
+
+class DyadPopulation(BaseModel):
+    """Dyad: positions on the shown statement that move towards the other's position."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    discussant_rate: float = Field(
+        0.15, ge=0, le=1, description="Share of the gap the Discussant closes after each message."
+    )
+    opponent_rate: float = Field(
+        0.05, ge=0, le=1, description="Share of the gap the Opponent closes after each message."
+    )
+    manipulation_gain: float = Field(
+        1.5, ge=0, description="Factor on the Discussant's rate when the Opponent manipulates."
+    )
+    discussant_start: float = Field(
+        3.0, ge=0, le=6, description="The Discussant's starting agreement with the statement."
+    )
+    stance_strength: float = Field(
+        2.5, ge=0, le=3, description="How far from 3 an Opponent with a stance starts."
+    )
+    start_spread: float = Field(
+        0.5, ge=0, le=3, description="Half-width of the uniform noise on starting positions."
+    )
+    accept_step: float = Field(
+        0.2, gt=0, description="A move towards the other of at least this much is an ACCEPT."
+    )
+    reject_gap: float = Field(
+        1.0, ge=0, description="A smaller move at a gap of at least this much is a REJECT."
+    )
+
+
+Call = PopulationCall[DyadPopulation]
+
+
+def start_position(
+    role: str, holds: str | None, statement: str, rules: DyadPopulation, u: float
+) -> float:
+    """Where a role starts on the shown statement's 0..6 scale (`holds`: the statement an
+    Opponent's stance argues for, None when neutral)."""
+    noise = rules.start_spread * (2 * u - 1)
+    if role == DISCUSSANT:
+        centre = rules.discussant_start
+    elif holds is None:
+        centre = float(SCALE_MID)
+    elif holds.strip() == statement.strip():
+        centre = SCALE_MID + rules.stance_strength
+    else:
+        centre = SCALE_MID - rules.stance_strength
+    return min(float(SCALE_MAX), max(float(SCALE_MIN), centre + noise))
+
+
+def _stated(text: str) -> float | None:
+    found = _POSITION.search(text)
+    return float(found.group(1)) if found else None
+
+
+class _Role:
+    """One role's position and the other's last stated one, rebuilt from what it saw."""
+
+    def __init__(self, call: Call) -> None:
+        facts = call.info.facts
+        self.role = call.info.role
+        statement = str(facts.get(STATEMENT, ""))
+        holds = facts.get(HOLDS)
+        u = call.uniform(call.model, call.system, statement, call.request.replicate, "start")
+        self.own = start_position(
+            self.role, None if holds is None else str(holds), statement, call.params, u
+        )
+        self.other: float | None = None
+        self.pressured = False
+        for seen in call.info.seen:
+            position = _stated(seen.text)
+            if position is None:
+                continue
+            if seen.own:
+                self.own = position
+            else:
+                self.other, self.pressured = position, _PRESSURE in seen.text
+
+
+def _rating(call: Call) -> str:
+    own = _Role(call).own
+    constraint = call.request.constraint
+    low, high = (
+        (constraint.low, constraint.high)
+        if isinstance(constraint, IntRange)
+        else (SCALE_MIN, SCALE_MAX)
+    )
+    rating = math.floor(own + call.fresh("rating"))
+    return str(min(high, max(low, rating)))
+
+
+def _opening(call: Call) -> str:
+    return f"Let us weigh the statement on its evidence. (my position: {_Role(call).own:.3f} of 6)"
+
+
+def _turn(call: Call) -> str:
+    rules, state = call.params, _Role(call)
+    own, other = state.own, state.other
+    rate = rules.discussant_rate if state.role == DISCUSSANT else rules.opponent_rate
+    if state.role == DISCUSSANT and state.pressured:
+        rate = min(1.0, rate * rules.manipulation_gain)
+    moved = own if other is None else own + rate * (other - own)
+    step = abs(moved - own)
+    if other is not None and step >= rules.accept_step:
+        category = "ACCEPT"
+    elif other is not None and abs(other - own) >= rules.reject_gap:
+        category = "REJECT"
+    else:
+        category = "IGNORE"
+    argument = f"Here is how I weigh it now. (my position: {moved:.3f} of 6)"
+    if state.role != DISCUSSANT and call.info.facts.get(MANIPULATIVE):
+        argument = f"{argument} {_PRESSURE}"
+    return json.dumps({"argument": argument, "category": category})
+
+
+POPULATION = Population(
+    DyadPopulation, rules={OPENING: _opening, TURN: _turn, RATING_NAME: _rating}
+)
+"""What `sim/population` answers the dyad's opening, turns and ratings with."""
