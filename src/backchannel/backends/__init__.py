@@ -63,7 +63,7 @@ if TYPE_CHECKING:
         Status,
         check_extra_body,
     )
-    from backchannel.backends._urls import redact_userinfo, url_problem
+    from backchannel.backends._urls import redact_urls, redact_userinfo, shown_url, url_problem
     from backchannel.backends._usage import Price, Usage, UsageMeter
 
 __all__ = [
@@ -115,10 +115,12 @@ __all__ = [
     "is_simulated",
     "model_caveat",
     "parse",
+    "redact_urls",
     "redact_userinfo",
     "register_sim",
     "resolve_routes",
     "scripted_answer",
+    "shown_url",
     "split_model",
     "split_reasoning",
     "unregister_sim",
@@ -172,7 +174,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "Status",
                 "check_extra_body",
             ),
-            "._urls": ("redact_userinfo", "url_problem"),
+            "._urls": ("redact_urls", "redact_userinfo", "shown_url", "url_problem"),
             "._usage": ("Price", "Usage", "UsageMeter"),
         },
     )

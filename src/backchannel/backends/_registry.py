@@ -84,9 +84,10 @@ class EndpointSettings:
     min_in_flight: Annotated[
         int, Field(ge=1, description="Lower limit (and start) of an adaptive in-flight bound.")
     ] = 4
-    timeout_s: Annotated[float, Field(gt=0, description="Seconds before a request times out.")] = (
-        120.0
-    )
+    timeout_s: Annotated[
+        float,
+        Field(gt=0, description="Seconds one request may take in all: connect, wait and body."),
+    ] = 120.0
     constrained: Annotated[
         Literal["json_schema", "grammar", "none"],
         Field(

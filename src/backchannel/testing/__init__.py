@@ -15,6 +15,7 @@ from backchannel.testing._faults import (
     DelayFault,
     DisconnectFault,
     StatusFault,
+    TrickleFault,
     mixed_script,
 )
 from backchannel.testing._schema import UnsupportedSchemaError, minimal_instance
@@ -29,6 +30,7 @@ __all__ = [
     "ReasoningShape",
     "Responder",
     "StatusFault",
+    "TrickleFault",
     "UnsupportedSchemaError",
     "default_content",
     "default_reasoning",
