@@ -27,6 +27,9 @@ from backchannel.errors import ConfigError, RunDirectoryError
 from backchannel.experiment import Experiment, LoadedExperiment, cell_settings, expand, redact
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
+LOCK_NAME = ".lock"
+"""The file whose lock `RunStore.lock` holds while a run writes the directory."""
+
 # Fields that change no model output: a resumed run may change them (a new base_url after the
 # server moved, a lower max_in_flight after rate limits) without becoming another experiment.
 _TRANSPORT_FIELDS = (
@@ -96,6 +99,33 @@ def _different_experiment(directory: Path, manifest: dict[str, Any]) -> RunDirec
     )
 
 
+def _held(directory: Path) -> bool:
+    """Whether another process holds the run directory's lock (taken by `RunStore.lock`),
+    asked without writing anything."""
+    import fcntl
+
+    try:
+        handle = open(directory / LOCK_NAME)  # noqa: SIM115 - closed below
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        handle.close()
+    return False
+
+
+def _busy(directory: Path) -> RunDirectoryError:
+    return RunDirectoryError(
+        f"another backchannel process is running in {directory}; wait for it to finish (or stop "
+        "it) before running or resuming here"
+    )
+
+
 def check_cache(path: Path) -> None:
     """Refuse a damaged response cache before the run directory is touched."""
     from backchannel._sqlite import damage
@@ -119,7 +149,11 @@ def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
         )
     print_ = fingerprint(loaded)
     if exists:
-        # Checked read-only first: a run directory of another experiment is not touched.
+        # Checked before the store is opened at all: a directory another process runs in is
+        # not touched (not its database, its log or the log's index).
+        if _held(directory):
+            raise _busy(directory)
+        # Checked read-only: a run directory of another experiment is not written.
         reader = RunStore(directory, readonly=True)
         try:
             stored = reader.manifest()

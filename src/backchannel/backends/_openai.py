@@ -326,7 +326,8 @@ class OpenAIBackend:
     async def check_reachable(self) -> None:
         """One cheap request (`GET /models`) before a run writes anything: raises
         TransientBackendError(connection=True) when nothing answers, FatalBackendError when the
-        key is refused. Any other answer, even an error status, means the server is there."""
+        key is refused or nothing OpenAI-compatible is served at the base URL (404: most often
+        a missing /v1). Any other answer, even an error status, means the server is there."""
         try:
             await self._bounded(
                 lambda: self._client.get("/models", cast_to=object, options=_OPTIONS)
@@ -335,6 +336,12 @@ class OpenAIBackend:
             raise FatalBackendError(
                 f"{self.endpoint} refused the API key ({error.status_code}); set the right key in "
                 "the experiment file's endpoint `api_key_env` variable or OPENAI_API_KEY"
+            ) from error
+        except openai.NotFoundError as error:
+            raise FatalBackendError(
+                f"{self.endpoint} answered 404 to GET {self.endpoint.rstrip('/')}/models: no "
+                "OpenAI-compatible API is served at this base_url; such URLs usually end in /v1 "
+                "(e.g. http://127.0.0.1:8000/v1)"
             ) from error
         except openai.APIStatusError:
             return
