@@ -46,7 +46,7 @@ _TRANSPORT_FIELDS = (
 
 def fingerprint(loaded: LoadedExperiment) -> str:
     """A hash of everything that changes what the run asks and stores (not how it connects)."""
-    resolved = loaded.resolved()
+    resolved = loaded.as_run()
     resolved.pop("name", None)
     resolved.pop("retry", None)
     resolved.pop("local", None)

@@ -27,6 +27,7 @@ import aiohttp
 import httpx2
 import openai
 
+from backchannel._secrets import scrub
 from backchannel.backends._constraints import gbnf_grammar, json_schema_for
 from backchannel.backends._errors import (
     FatalBackendError,
@@ -286,7 +287,7 @@ class OpenAIBackend:
             ) from error
         except openai.BadRequestError as error:
             raise RequestRejected(
-                f"{self.endpoint} rejected the request: {error.message}"
+                f"{self.endpoint} rejected the request: {scrub(error.message)}"
             ) from error
         except openai.APIStatusError as error:
             if error.status_code >= 500 or error.status_code in (408, 409):
@@ -295,7 +296,7 @@ class OpenAIBackend:
                     retry_after=_retry_after(error),
                 ) from error
             raise RequestRejected(
-                f"{self.endpoint} answered {error.status_code}: {error.message}"
+                f"{self.endpoint} answered {error.status_code}: {scrub(error.message)}"
             ) from error
         except openai.APITimeoutError as error:
             if _connection_lost(error):

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from backchannel.experiment._design import cell_key, cell_settings, expand, expand_cells
     from backchannel.experiment._generation import GenerationConfig, ThinkTagsConfig
     from backchannel.experiment._load import LoadedExperiment, load_experiment, override_models
-    from backchannel.experiment._redact import looks_like_key, redact
+    from backchannel.experiment._redact import looks_like_key, redact, redact_resolved
     from backchannel.experiment._schema import Experiment
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "looks_like_key",
     "override_models",
     "redact",
+    "redact_resolved",
 ]
 
 if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
@@ -33,7 +34,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._design": ("cell_key", "cell_settings", "expand", "expand_cells"),
             "._generation": ("GenerationConfig", "ThinkTagsConfig"),
             "._load": ("LoadedExperiment", "load_experiment", "override_models"),
-            "._redact": ("looks_like_key", "redact"),
+            "._redact": ("looks_like_key", "redact", "redact_resolved"),
             "._schema": ("Experiment",),
         },
     )

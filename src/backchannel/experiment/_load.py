@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from backchannel.backends import redact_userinfo, url_problem
 from backchannel.errors import ConfigError
+from backchannel.experiment._redact import redact_resolved
 from backchannel.experiment._schema import Experiment
 from backchannel.paradigms import Paradigm, get_paradigm, is_model_key
 
@@ -42,7 +43,14 @@ class LoadedExperiment:
     settings: BaseModel
 
     def resolved(self) -> dict[str, Any]:
-        """The configuration as run: defaults filled in, overrides applied, secrets removed."""
+        """The configuration as run, as the manifest stores it: defaults filled in, overrides
+        applied, secrets removed (by field name and by the look of the value)."""
+        return redact_resolved(self.as_run())
+
+    def as_run(self) -> dict[str, Any]:
+        """The configuration as run with only literal endpoint keys and URL user-info left out:
+        what the run's fingerprint is computed from (so runs started before secrets were also
+        found by name and look still resume). Never written anywhere."""
         data = self.experiment.model_dump(mode="json")
         data["settings"] = self.settings.model_dump(mode="json")
         for endpoint in data["endpoints"]:
