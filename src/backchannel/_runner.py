@@ -50,6 +50,7 @@ def fingerprint(loaded: LoadedExperiment) -> str:
     resolved.pop("name", None)
     resolved.pop("retry", None)
     resolved.pop("local", None)
+    resolved.pop("max_conversations", None)  # a ceiling on the design, not part of it
     for endpoint in resolved.get("endpoints", []):
         for name in _TRANSPORT_FIELDS:
             endpoint.pop(name, None)
