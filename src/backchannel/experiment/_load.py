@@ -221,7 +221,7 @@ def _format_errors(path: Path, error: ValidationError, prefix: tuple[Any, ...] =
     parts = []
     for item in error.errors():
         location = ".".join(str(part) for part in (*prefix, *item["loc"]))
-        message = item["msg"]
+        message = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
             message = "unknown field (check the spelling against the documentation)"
         elif item["type"] in ("literal_error", "enum"):

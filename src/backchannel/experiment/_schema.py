@@ -93,6 +93,20 @@ class Experiment(BaseModel):
                 return rule.replicates
         return self.replicates
 
+    @field_validator("generation")
+    @classmethod
+    def _globs_distinct(cls, rules: list[GenerationConfig]) -> list[GenerationConfig]:
+        first: dict[str, int] = {}
+        for index, rule in enumerate(rules):
+            if rule.models in first:
+                raise ValueError(
+                    f"rule {index} repeats the models glob {rule.models!r} of rule "
+                    f"{first[rule.models]}; the first matching rule wins, so this one would never "
+                    "apply: merge the two"
+                )
+            first[rule.models] = index
+        return rules
+
     @model_validator(mode="after")
     def _rules_name_factors(self) -> Experiment:
         for index, rule in enumerate(self.replicates_by):
