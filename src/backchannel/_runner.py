@@ -24,7 +24,13 @@ from backchannel.backends import (
 )
 from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
 from backchannel.errors import ConfigError, RunDirectoryError
-from backchannel.experiment import Experiment, LoadedExperiment, cell_settings, expand, redact
+from backchannel.experiment import (
+    Experiment,
+    LoadedExperiment,
+    cell_settings,
+    expand_design,
+    redact,
+)
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
 
 LOCK_NAME = ".lock"
@@ -83,13 +89,21 @@ def spread(specs: list[ConversationSpec], limit: int) -> list[ConversationSpec]:
 
 def plan(loaded: LoadedExperiment, limit: int | None = None) -> Plan:
     resolved = cell_settings(loaded)
-    specs = expand(loaded, resolved)
+    design = expand_design(loaded, resolved)
+    specs = design.specs
     if limit is not None:
         specs = spread(specs, limit)
     models: set[str] = set()
     for key in {s.cell_key for s in specs}:
         models |= loaded.paradigm.models(resolved[key])
-    return Plan(loaded, specs, models=models, settings_by_cell=resolved)
+    return Plan(loaded, specs, models=models, settings_by_cell=resolved, skipped=design.skipped)
+
+
+def record_plan(store: RunStore, the_plan: Plan) -> None:
+    """Note in the manifest how many conversations this invocation means to store, and the
+    rows of the data that became none (`skipped_items`, each with its reason)."""
+    store.record_plan(len(the_plan.specs))
+    store.write_manifest({"skipped_items": [s.as_dict() for s in the_plan.skipped]})
 
 
 def _different_experiment(directory: Path, manifest: dict[str, Any]) -> RunDirectoryError:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from backchannel.engine import ConversationSpec, Item
 from backchannel.errors import ConfigError
 from backchannel.experiment._load import LoadedExperiment
 from backchannel.experiment._schema import same_level
+from backchannel.paradigms import SkippedItem, skipped_of
 from backchannel.seeding import derive_seed
 
 
@@ -95,10 +97,24 @@ def cell_settings(loaded: LoadedExperiment) -> dict[str, Any]:
     return resolved
 
 
+@dataclass(frozen=True)
+class Design:
+    """A design expanded: its conversations, and the rows of its data that became none."""
+
+    specs: list[ConversationSpec]
+    skipped: list[SkippedItem] = field(default_factory=list)
+
+
 def expand(
     loaded: LoadedExperiment, resolved: dict[str, Any] | None = None
 ) -> list[ConversationSpec]:
     """cells x items x replicates, each with a seed derived from the experiment seed."""
+    return expand_design(loaded, resolved).specs
+
+
+def expand_design(loaded: LoadedExperiment, resolved: dict[str, Any] | None = None) -> Design:
+    """`expand`, with the rows of the paradigm's data that became no item (each with its
+    reason), so a run names every row that does not become a conversation."""
     experiment, paradigm, settings = loaded.experiment, loaded.paradigm, loaded.settings
     if resolved is None:
         resolved = cell_settings(loaded)
@@ -106,10 +122,15 @@ def expand(
     cells = expand_cells(experiment.factors, experiment.exclude)
     try:
         items: list[Item] = paradigm.items(settings, experiment.seed)
-    except (ValueError, OSError) as error:  # a malformed dataset row, a missing data file
-        raise ConfigError(f"{loaded.path}: settings: {error}") from None
+    except (ValueError, OSError, ConfigError) as error:  # a malformed row, a missing file
+        message = str(error)
+        if message.startswith(str(loaded.path)):
+            raise
+        raise ConfigError(f"{loaded.path}: settings: {message}") from None
+    skipped = skipped_of(items)
     if experiment.items_limit is not None:
         items = items[: experiment.items_limit]
+        skipped = [s for s in skipped if s.kept_before < experiment.items_limit]
     if not items:
         raise ConfigError(f"{loaded.path}: the experiment has no items")
     seen_ids: set[str] = set()
@@ -154,4 +175,4 @@ def expand(
                         seed=derive_seed(experiment.seed, conversation_id),
                     )
                 )
-    return specs
+    return Design(specs, skipped)

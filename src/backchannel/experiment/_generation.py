@@ -51,9 +51,7 @@ class GenerationConfig(BaseModel):
     """Call defaults for the models whose names match `models`; a call's own settings win."""
 
     model_config = ConfigDict(extra="forbid")
-    models: str = Field(
-        min_length=1, description="Glob over model strings, e.g. 'openai/qwen3-*'."
-    )
+    models: str = Field(min_length=1, description="Glob over model strings, e.g. 'openai/qwen3-*'.")
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = Field(
         None, description="Sent as the OpenAI API field reasoning_effort; unset: not sent."
     )

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from backchannel._files import path_problem
 from backchannel.backends import redact_userinfo, url_problem
 from backchannel.errors import ConfigError
 from backchannel.experiment._redact import redact_resolved
@@ -296,10 +297,15 @@ def _check_models(path: Path, value: Any, location: str, key: str = "") -> None:
 
 def load_experiment(path: Path, *, model_override: str | None = None) -> LoadedExperiment:
     """Read, validate and resolve an experiment file."""
-    if path.is_dir():
+    problem = path_problem(path)
+    if problem == "is a directory":
         raise ConfigError(f"{path} is a directory; give the experiment file (YAML) inside it")
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such experiment file")
+    if problem is not None and problem.startswith("does not exist"):
+        raise ConfigError(f"{path}: no such experiment file; check the path")
+    if problem is not None:
+        raise ConfigError(
+            f"{path} {problem}; give the path of an experiment file (YAML) saved on disk"
+        )
     text = _read_text(path)
     raw = _parse_yaml(path, text)
     if not isinstance(raw, dict):

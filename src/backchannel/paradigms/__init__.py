@@ -6,6 +6,7 @@ from backchannel._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm, is_model_key
+    from backchannel.paradigms._items import ItemList, SkippedItem, skipped_of
     from backchannel.paradigms._registry import (
         ENTRY_POINT_GROUP,
         PARADIGMS,
@@ -18,10 +19,13 @@ __all__ = [
     "PARADIGMS",
     "AnalysisOptions",
     "CallEstimate",
+    "ItemList",
     "Paradigm",
+    "SkippedItem",
     "get_paradigm",
     "is_model_key",
     "registered",
+    "skipped_of",
 ]
 
 if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
@@ -29,6 +33,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         globals(),
         {
             "._base": ("AnalysisOptions", "CallEstimate", "Paradigm", "is_model_key"),
+            "._items": ("ItemList", "SkippedItem", "skipped_of"),
             "._registry": ("ENTRY_POINT_GROUP", "PARADIGMS", "get_paradigm", "registered"),
         },
     )
