@@ -132,7 +132,7 @@ def run(
                     run_plan,
                     store,
                     client=client,
-                    max_active=_runner.max_active_conversations(None),
+                    max_active=_runner.max_active_conversations(run_plan, None),
                 )
                 if counts["failed"] or counts["incomplete"]:
                     raise RuntimeError(f"conversations not completed: {counts}")

@@ -20,9 +20,16 @@ from backchannel.backends import (
     Usage,
     UsageMeter,
     build_client,
+    in_flight_bound,
     resolve_routes,
 )
-from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
+from backchannel.engine import (
+    ConversationOutcome,
+    ConversationSpec,
+    active_conversations,
+    run_conversation,
+    schedule,
+)
 from backchannel.errors import ConfigError, RunDirectoryError
 from backchannel.experiment import (
     Experiment,
@@ -216,17 +223,21 @@ Watcher = Callable[[LLMClient], Coroutine[Any, Any, None]]
 """Runs beside a run (e.g. refreshing a progress display from the client's usage); cancelled at
 its end."""
 
-DEFAULT_IN_FLIGHT = 64
-"""In-flight calls per endpoint assumed for sizing when neither the file nor --concurrency say."""
-CONVERSATIONS_PER_CALL_SLOT = 4
-"""Conversations kept active per in-flight call: enough that a slot never waits for a turn."""
-MIN_ACTIVE_CONVERSATIONS = 16
 
-
-def max_active_conversations(concurrency: int | None) -> int:
-    """How many conversations run at once: a few per in-flight call, so servers stay busy."""
-    slots = concurrency or DEFAULT_IN_FLIGHT
-    return max(MIN_ACTIVE_CONVERSATIONS, CONVERSATIONS_PER_CALL_SLOT * slots)
+def max_active_conversations(run_plan: Plan, concurrency: int | None) -> int:
+    """How many conversations run at once: a few per call the run's endpoints can have in
+    flight (their `max_in_flight`, each replica's, the local slots; `--concurrency` for each),
+    so servers stay busy and conversations still finish steadily on a small one."""
+    experiment = run_plan.loaded.experiment
+    specs = resolve_routes(
+        run_plan.models,
+        endpoints=experiment.endpoints,
+        local=experiment.local,
+        max_in_flight=concurrency,
+        model_settings=experiment.model_settings(),
+        population=experiment.population,
+    )
+    return active_conversations(in_flight_bound(specs))
 
 
 @dataclass(frozen=True)
@@ -265,7 +276,7 @@ async def run_plan(
             the_plan,
             store,
             client=client,
-            max_active=max_active_conversations(concurrency),
+            max_active=max_active_conversations(the_plan, concurrency),
             on_progress=on_progress,
         )
     finally:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         build_client,
         check_model,
         check_reachable,
+        in_flight_bound,
         resolve_routes,
         split_model,
     )
@@ -112,6 +113,7 @@ __all__ = [
     "current_conversation",
     "damaged_cache_message",
     "gbnf_grammar",
+    "in_flight_bound",
     "is_simulated",
     "model_caveat",
     "parse",
@@ -153,6 +155,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "build_client",
                 "check_model",
                 "check_reachable",
+                "in_flight_bound",
                 "resolve_routes",
                 "split_model",
             ),

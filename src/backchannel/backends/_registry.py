@@ -218,6 +218,8 @@ class _RouteSpec:
     price: Price
     cache_identity: str | None = None
     defaults: ModelSettings = ModelSettings()
+    bound: int | None = None
+    """The most calls in flight to this route's servers at once (all replicas); None: none."""
 
 
 def resolve_routes(
@@ -291,6 +293,7 @@ def resolve_routes(
                 True,
                 Price(),
                 defaults=defaults,
+                bound=_share(max_in_flight or local.max_in_flight or local.parallel, workers),
             )
         else:
             endpoint = _endpoint_for(model, endpoints)
@@ -331,8 +334,16 @@ def resolve_routes(
                 endpoint.price,
                 cache_identity=f"{base_url or 'openai'}|constrained={endpoint.constrained}",
                 defaults=defaults.over_endpoint(endpoint.extra_body),
+                bound=limit * len(urls),
             )
     return specs
+
+
+def in_flight_bound(specs: Mapping[str, _RouteSpec]) -> int | None:
+    """The calls the routes can have in flight at once, summed over their distinct servers;
+    None when no route is bounded (the simulated backends answer at once)."""
+    bounds = {spec.key: spec.bound for spec in specs.values() if spec.bound is not None}
+    return sum(bounds.values()) if bounds else None
 
 
 async def check_reachable(
