@@ -284,3 +284,24 @@ async def test_a_retry_that_answers_in_time_is_kept() -> None:
     backend = RetryingBackend(inner, RetryPolicy(base_delay_s=0.0, max_wait_s=5.0))
     completion = await backend.generate(REQUEST)
     assert (completion.text, completion.retries, inner.calls) == ("fine", 1, 2)
+
+
+@pytest.mark.parametrize("body", [NOT_UTF8, b"<html>\xff</html>", b"[" * 100_000, b'{"cut'])
+async def test_an_unusable_models_body_still_means_the_server_is_there(body: bytes) -> None:
+    # The check before a run and the health probe of a drained replica both read GET /models:
+    # a body they cannot decode still comes from a running server.
+    async def models(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    backend = OpenAIBackend(base_url=f"http://127.0.0.1:{runner.addresses[0][1]}/v1", api_key="k")
+    try:
+        await backend.check_reachable()
+        await backend.probe()
+    finally:
+        await backend.aclose()
+        await runner.cleanup()

@@ -369,6 +369,8 @@ class OpenAIBackend:
             )
         except openai.APIError as error:
             raise TransientBackendError(f"{self.endpoint} does not answer: {error}") from error
+        except (ValueError, RecursionError):
+            return  # a body that is not JSON still comes from a running server
 
     async def aclose(self) -> None:
         await self._client.close()
