@@ -181,3 +181,18 @@ def test_a_run_without_probes_gives_an_empty_table_and_empty_metrics() -> None:
     assert list(figures.columns) == COLUMNS and figures.empty
     metrics = discussion_metrics(tables)
     assert metrics["conversations"] == 0 and metrics["failed_probes"] == 0
+
+
+def test_the_normalisation_is_the_references_on_any_text() -> None:
+    from backchannel.paradigms.discussion._metrics import normalise_answer
+
+    rng = random.Random(4)
+    # ASCII, Latin, Greek, Cyrillic, CJK punctuation, and the odd spaces and separators
+    alphabet = [chr(c) for c in range(0x2FFF)] + ["\u3000", "\u2028", "\x1c", "\x85", "İ", "ẞ"]
+    texts = [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20_000)
+    ]
+    texts += ["", "  A  b!!c ", "Café, ok?", "x\u2028y", "NaN"]
+    for text in texts:
+        assert normalise_answer(text) == reference_normalise(text), repr(text)
+    assert normalise_answer(None) == reference_normalise(None)  # type: ignore[arg-type]

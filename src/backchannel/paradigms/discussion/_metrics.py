@@ -23,8 +23,14 @@ COLUMNS = ["conversation_id", "agents", "answer_change_rate", "final_agreement",
 _KEYS = ["conversation_id", "agent"]
 
 
+_NOT_WORD = re.compile(r"[^\w\s]+")
+
+
 def normalise_answer(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", str(text).lower())).strip()
+    """Lower-cased, every run of characters that are neither word characters nor whitespace
+    made a space, whitespace collapsed to single spaces and stripped."""
+    # str.split() splits on exactly the whitespace `\s` matches in a str pattern.
+    return " ".join(_NOT_WORD.sub(" ", str(text).lower()).split())
 
 
 def _normalised(texts: pd.Series) -> pd.Series:
