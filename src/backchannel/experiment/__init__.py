@@ -6,7 +6,7 @@ from backchannel._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from backchannel.experiment._design import (
-        Design,
+        Expansion,
         cell_key,
         cell_settings,
         expand,
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from backchannel.experiment._schema import Experiment
 
 __all__ = [
-    "Design",
+    "Expansion",
     "Experiment",
     "GenerationConfig",
     "LoadedExperiment",
@@ -41,7 +41,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         globals(),
         {
             "._design": (
-                "Design",
+                "Expansion",
                 "cell_key",
                 "cell_settings",
                 "expand",

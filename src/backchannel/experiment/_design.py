@@ -98,7 +98,7 @@ def cell_settings(loaded: LoadedExperiment) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Design:
+class Expansion:
     """A design expanded: its conversations, and the rows of its data that became none."""
 
     specs: list[ConversationSpec]
@@ -112,7 +112,7 @@ def expand(
     return expand_design(loaded, resolved).specs
 
 
-def expand_design(loaded: LoadedExperiment, resolved: dict[str, Any] | None = None) -> Design:
+def expand_design(loaded: LoadedExperiment, resolved: dict[str, Any] | None = None) -> Expansion:
     """`expand`, with the rows of the paradigm's data that became no item (each with its
     reason), so a run names every row that does not become a conversation."""
     experiment, paradigm, settings = loaded.experiment, loaded.paradigm, loaded.settings
@@ -175,4 +175,4 @@ def expand_design(loaded: LoadedExperiment, resolved: dict[str, Any] | None = No
                         seed=derive_seed(experiment.seed, conversation_id),
                     )
                 )
-    return Design(specs, skipped)
+    return Expansion(specs, skipped)
