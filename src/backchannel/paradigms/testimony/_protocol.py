@@ -34,11 +34,13 @@ from backchannel.paradigms.testimony._settings import (
     check_exit,
 )
 from backchannel.paradigms.testimony._verify import verify
+from backchannel.paradigms.testimony._view import VIEW
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from backchannel.analysis import RunTables
+    from backchannel.judges import Labelling
     from backchannel.report import Report
 
 UNKNOWN = "UNKNOWN"
@@ -109,6 +111,7 @@ class Testimony(Paradigm[TestimonySettings]):
     Settings = TestimonySettings
     prompt_package = "backchannel.paradigms.testimony.prompts"
     fixed_settings = FIXED_SETTINGS
+    view = VIEW
 
     def items(self, settings: TestimonySettings, seed: int) -> list[Item]:
         environments = _environments(settings)
@@ -320,6 +323,12 @@ class Testimony(Paradigm[TestimonySettings]):
         from backchannel.paradigms.testimony._report import fill_report
 
         fill_report(tables, metrics, report)
+
+    def labelling(self) -> Labelling:
+        """`judge` extracts each statement's claims; `agree` compares two extractions."""
+        from backchannel.paradigms.testimony._judging import CitationLabelling
+
+        return CitationLabelling()
 
 
 def _environments(settings: TestimonySettings) -> list[Environment]:
