@@ -76,7 +76,7 @@ def measure(label: str, command: Sequence[str], env: dict[str, str], repeats: in
 
 
 def make_run(directory: Path, env: dict[str, str], limit: int | None) -> Path:
-    """The quickstart on `--model sim` (its 6 conversations, or the first `limit`)."""
+    """The quickstart on `--model sim` (its 4 conversations, or the first `limit`)."""
     run = directory / "quickstart"
     command = [*backchannel_command(), "run", str(QUICKSTART), "-o", str(run), "--model", "sim"]
     if limit is not None:
@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     bc = backchannel_command()
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as folder:
         run = make_run(Path(folder), env, limit)
-        conversations = limit or 6
+        conversations = limit or 4
         check_status(run, env, conversations)
         commands: list[tuple[str, list[str]]] = [
             ("python -c pass", [sys.executable, "-c", "pass"]),

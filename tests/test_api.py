@@ -15,11 +15,11 @@ QUICKSTART = Path(__file__).resolve().parents[1] / "examples" / "quickstart.yaml
 
 def test_the_quickstart_runs_and_reads_back_through_the_api(tmp_path: Path) -> None:
     run = bc.run(QUICKSTART, tmp_path / "run", model="sim")
-    assert run.counts == {"done": 6, "incomplete": 0, "failed": 0}
+    assert run.counts == {"done": 4, "incomplete": 0, "failed": 0}
     assert run.manifest["paradigm"] == "peer_pressure"
-    # 2 cells x 3 items; n = 4, T = 3: 12 turns, (4 - k) x 4 probes, 1 opening.
+    # 2 cells x 2 items; n = 3, T = 2: 6 turns, (3 - k) x 3 probes, 1 opening.
     per_conversation = run.events.groupby("conversation_id").size()
-    assert sorted(set(per_conversation)) == [12 + 12 + 1, 12 + 16 + 1]
+    assert sorted(set(per_conversation)) == [6 + 6 + 1, 6 + 9 + 1]
     assert set(run.labels["judge"]) == {"rule"}
     assert list(run.conversations["k"].unique()) == [0, 1]
     figures = run.metrics()
@@ -33,7 +33,7 @@ def test_a_second_run_on_the_same_directory_resumes(tmp_path: Path) -> None:
     first = bc.run(QUICKSTART, tmp_path / "run", model="sim", limit=2)
     assert first.counts["done"] == 2
     again = bc.run(QUICKSTART, tmp_path / "run", model="sim")
-    assert again.counts["done"] == 6
+    assert again.counts["done"] == 4
     assert (again.events["cached"]).sum() == 0  # stored conversations were not run again
 
 

@@ -70,12 +70,15 @@ def test_redact_removes_a_literal_key_in_every_yaml_form(text: str, expected: st
 
 def test_redact_keeps_other_fields_and_the_key_variable_name() -> None:
     text = (
-        "name: keys  # api_key_env is the safe way\n"
+        "name: keys#api_key:x  # api_key_env is the safe way\n"
         "endpoints:\n"
-        "  - api_key_env: BC_KEY\n"
-        "    base_url: http://h/v1#api_key:x  # not a comment: no space before the #\n"
+        "  - api_key_env: BC_KEY  # not a comment: no space before the # in the name\n"
+        "    base_url: http://h/v1\n"
     )
     assert _runner.redact(text) == text
+    # A URL's fragment (like its query string) can carry a key: it goes, the comment stays.
+    fragment = "    base_url: http://h/v1#api_key:x  # a comment\n"
+    assert _runner.redact(fragment) == "    base_url: http://h/v1?<redacted>  # a comment\n"
 
 
 def test_redact_of_a_key_shared_through_an_alias_leaves_readable_yaml() -> None:

@@ -61,7 +61,7 @@ async def arun(
     store = _runner.open_run_directory(directory, loaded)
     try:
         run_plan.done = store.finished_ids()
-        store.record_plan(len(run_plan.specs))
+        _runner.record_plan(store, run_plan)
         await _runner.run_plan(
             run_plan, store, directory, concurrency=concurrency, on_progress=on_progress
         )

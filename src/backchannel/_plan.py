@@ -8,7 +8,7 @@ from typing import Any
 
 from backchannel.engine import ConversationSpec
 from backchannel.experiment import LoadedExperiment
-from backchannel.paradigms import CallEstimate
+from backchannel.paradigms import CallEstimate, SkippedItem
 
 
 @dataclass
@@ -21,6 +21,8 @@ class Plan:
     models: set[str] = field(default_factory=set)
     settings_by_cell: dict[str, Any] = field(default_factory=dict)
     """Each cell's resolved settings, by cell key."""
+    skipped: list[SkippedItem] = field(default_factory=list)
+    """The rows of the data that became no item, each with its reason."""
 
     @property
     def todo(self) -> list[tuple[int, ConversationSpec]]:

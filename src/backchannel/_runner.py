@@ -21,12 +21,28 @@ from backchannel.backends import (
     Usage,
     UsageMeter,
     build_client,
+    in_flight_bound,
     resolve_routes,
 )
-from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
+from backchannel.engine import (
+    ConversationOutcome,
+    ConversationSpec,
+    active_conversations,
+    run_conversation,
+    schedule,
+)
 from backchannel.errors import ConfigError, RunDirectoryError
-from backchannel.experiment import Experiment, LoadedExperiment, cell_settings, expand, redact
+from backchannel.experiment import (
+    Experiment,
+    LoadedExperiment,
+    cell_settings,
+    expand_design,
+    redact,
+)
 from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
+
+LOCK_NAME = ".lock"
+"""The file whose lock `RunStore.lock` holds while a run writes the directory."""
 
 # Fields that change no model output: a resumed run may change them (a new base_url after the
 # server moved, a lower max_in_flight after rate limits) without becoming another experiment.
@@ -44,10 +60,11 @@ _TRANSPORT_FIELDS = (
 
 def fingerprint(loaded: LoadedExperiment) -> str:
     """A hash of everything that changes what the run asks and stores (not how it connects)."""
-    resolved = loaded.resolved()
+    resolved = loaded.as_run()
     resolved.pop("name", None)
     resolved.pop("retry", None)
     resolved.pop("local", None)
+    resolved.pop("max_conversations", None)  # a ceiling on the design, not part of it
     for endpoint in resolved.get("endpoints", []):
         for name in _TRANSPORT_FIELDS:
             endpoint.pop(name, None)
@@ -80,13 +97,21 @@ def spread(specs: list[ConversationSpec], limit: int) -> list[ConversationSpec]:
 
 def plan(loaded: LoadedExperiment, limit: int | None = None) -> Plan:
     resolved = cell_settings(loaded)
-    specs = expand(loaded, resolved)
+    design = expand_design(loaded, resolved)
+    specs = design.specs
     if limit is not None:
         specs = spread(specs, limit)
     models: set[str] = set()
     for key in {s.cell_key for s in specs}:
         models |= loaded.paradigm.models(resolved[key])
-    return Plan(loaded, specs, models=models, settings_by_cell=resolved)
+    return Plan(loaded, specs, models=models, settings_by_cell=resolved, skipped=design.skipped)
+
+
+def record_plan(store: RunStore, the_plan: Plan) -> None:
+    """Note in the manifest how many conversations this invocation means to store, and the
+    rows of the data that became none (`skipped_items`, each with its reason)."""
+    store.record_plan(len(the_plan.specs))
+    store.write_manifest({"skipped_items": [s.as_dict() for s in the_plan.skipped]})
 
 
 def _different_experiment(directory: Path, manifest: dict[str, Any]) -> RunDirectoryError:
@@ -94,6 +119,33 @@ def _different_experiment(directory: Path, manifest: dict[str, Any]) -> RunDirec
         f"{directory} holds a run of a different experiment "
         f"({manifest.get('experiment_path')}, {manifest.get('name')!r}); "
         "resume it with the same file and --model, or pass a new -o directory"
+    )
+
+
+def _held(directory: Path) -> bool:
+    """Whether another process holds the run directory's lock (taken by `RunStore.lock`),
+    asked without writing anything."""
+    import fcntl
+
+    try:
+        handle = open(directory / LOCK_NAME)  # noqa: SIM115 - closed below
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        handle.close()
+    return False
+
+
+def _busy(directory: Path) -> RunDirectoryError:
+    return RunDirectoryError(
+        f"another backchannel process is running in {directory}; wait for it to finish (or stop "
+        "it) before running or resuming here"
     )
 
 
@@ -120,7 +172,11 @@ def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
         )
     print_ = fingerprint(loaded)
     if exists:
-        # Checked read-only first: a run directory of another experiment is not touched.
+        # Checked before the store is opened at all: a directory another process runs in is
+        # not touched (not its database, its log or the log's index).
+        if _held(directory):
+            raise _busy(directory)
+        # Checked read-only: a run directory of another experiment is not written.
         reader = RunStore(directory, readonly=True)
         try:
             stored = reader.manifest()
@@ -168,17 +224,21 @@ Watcher = Callable[[LLMClient], Coroutine[Any, Any, None]]
 """Runs beside a run (e.g. refreshing a progress display from the client's usage); cancelled at
 its end."""
 
-DEFAULT_IN_FLIGHT = 64
-"""In-flight calls per endpoint assumed for sizing when neither the file nor --concurrency say."""
-CONVERSATIONS_PER_CALL_SLOT = 4
-"""Conversations kept active per in-flight call: enough that a slot never waits for a turn."""
-MIN_ACTIVE_CONVERSATIONS = 16
 
-
-def max_active_conversations(concurrency: int | None) -> int:
-    """How many conversations run at once: a few per in-flight call, so servers stay busy."""
-    slots = concurrency or DEFAULT_IN_FLIGHT
-    return max(MIN_ACTIVE_CONVERSATIONS, CONVERSATIONS_PER_CALL_SLOT * slots)
+def max_active_conversations(run_plan: Plan, concurrency: int | None) -> int:
+    """How many conversations run at once: a few per call the run's endpoints can have in
+    flight (their `max_in_flight`, each replica's, the local slots; `--concurrency` for each),
+    so servers stay busy and conversations still finish steadily on a small one."""
+    experiment = run_plan.loaded.experiment
+    specs = resolve_routes(
+        run_plan.models,
+        endpoints=experiment.endpoints,
+        local=experiment.local,
+        max_in_flight=concurrency,
+        model_settings=experiment.model_settings(),
+        population=experiment.population,
+    )
+    return active_conversations(in_flight_bound(specs))
 
 
 @dataclass(frozen=True)
@@ -217,7 +277,7 @@ async def run_plan(
             the_plan,
             store,
             client=client,
-            max_active=max_active_conversations(concurrency),
+            max_active=max_active_conversations(the_plan, concurrency),
             on_progress=on_progress,
         )
     finally:

@@ -215,7 +215,7 @@ def test_reading_by_hand() -> None:
 
 @pytest.mark.parametrize("data", [{"choices": []}, {"id": "x"}, "not json", None, {"choices": [3]}])
 def test_an_answer_without_choices_is_a_transient_error(data: Any) -> None:
-    with pytest.raises(TransientBackendError, match="returned no choices"):
+    with pytest.raises(TransientBackendError, match="http://e/v1 answered 200 with a body that"):
         _completion(data, "http://e/v1", 0.0)
 
 

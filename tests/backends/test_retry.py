@@ -111,10 +111,10 @@ def test_negative_settings_are_refused(bad: dict[str, float]) -> None:
 @pytest.mark.parametrize(
     ("fault", "message"),
     [
-        (("truncated",), "answered 200 with invalid JSON"),
-        (("body", "", "application/json"), "answered 200 with invalid JSON"),
+        (("truncated",), "answered 200 with a body that is not valid JSON"),
+        (("body", "", "application/json"), "answered 200 with a body that is not valid JSON"),
         (("html",), "answered 200 with a body that is not a chat completion"),
-        (("empty_choices",), "returned no choices"),
+        (("empty_choices",), "not a chat completion \\(no choices\\)"),
     ],
 )
 async def test_bodies_that_are_not_completions_are_transient_and_name_the_endpoint(

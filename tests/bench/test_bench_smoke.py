@@ -128,6 +128,16 @@ def test_scheduling_scale_quick() -> None:
 
 
 @pytest.mark.slow
+def test_discussion_metrics_quick(tmp_path: Path) -> None:
+    result = _load("discussion_metrics").main(["--quick", "--dir", str(tmp_path)])
+    # 10 questions x 10 replicates; the loop and the vectorised figures were compared frame
+    # for frame inside main()
+    assert result.conversations == 100
+    timed = (result.loop_s, result.vectorised_s, result.metrics_s, result.report_s)
+    assert all(_positive(t) for t in timed)
+    assert _positive(result.metrics_mib) and _positive(result.report_mib)
+
+
 def test_analysis_quick(tmp_path: Path) -> None:
     result = _load("analysis").main(["--quick", "--dir", str(tmp_path)])
     # two run sizes x three commands, each timed once with its peak memory

@@ -96,7 +96,8 @@ def test_url_user_info_and_keys_in_comments_reach_no_file(
             assert b"hunter2secret" not in data and b"commented0123456789" not in data, path
     manifest = RunTables.from_directory(tmp_path / "tables").manifest
     assert "# old server: http://<redacted>@127.0.0.1" in manifest["config_as_passed"]
-    assert "<comment removed" in manifest["config_as_passed"]
+    # A commented-out credential keeps its name and loses its value.
+    assert "# old key: <redacted>" in manifest["config_as_passed"]
 
     # User-info in a base URL cannot be sent beside the key: refused, and not echoed.
     refused = invoke("run", write_experiment(http(secret_url, api_key="k")), "-o", tmp_path / "r2")

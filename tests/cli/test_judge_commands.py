@@ -230,3 +230,18 @@ def test_agreement_line_says_why_kappa_is_missing() -> None:
     line = agreement_line("private", result)
     assert "kappa not computed (both raters gave every item the same single label" in line
     assert line.startswith("private: n=3  agreement=1.000")
+
+
+def test_fields_redacted_in_the_stored_config_are_left_out_of_the_judges_client() -> None:
+    from backchannel.cli._judge import _without_redacted
+
+    config = {
+        "endpoints": [{"base_url": "http://h/v1", "extra_body": {"auth": "<redacted>", "x": 1}}],
+        "generation": [{"models": "*", "stop": ["END", "<redacted>"]}],
+    }
+    kept, dropped = _without_redacted(config)
+    assert kept == {
+        "endpoints": [{"base_url": "http://h/v1", "extra_body": {"x": 1}}],
+        "generation": [{"models": "*", "stop": ["END"]}],
+    }
+    assert dropped == ["endpoints.0.extra_body.auth", "generation.0.stop.1"]

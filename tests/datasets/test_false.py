@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 from backchannel.datasets import Candidate, assign_false_answers
 
 
@@ -47,7 +49,10 @@ def test_only_valid_donor_is_chosen() -> None:
     assert by_id["a"].false_answer == "Charles Dickens"
     assert by_id["a"].false_aliases == ("Charles Dickens", "Boz")
     # d is alone in its pool and e alone in its shape: no donor, so they are dropped and counted
-    assert sorted(dropped) == ["d", "e"]
+    assert sorted(d.item_id for d in dropped) == ["d", "e"]
+    reasons = {d.item_id: d.reason for d in dropped}
+    assert reasons["d"].startswith("no other item of its pool 'director' has an answer usable")
+    assert "of shape year" in reasons["e"]
 
 
 def test_contained_alias_is_not_a_false_answer() -> None:
@@ -58,7 +63,7 @@ def test_contained_alias_is_not_a_false_answer() -> None:
     ]
     items, dropped = assign_false_answers(cands)
     assert items == []
-    assert dropped == ["a", "b"]
+    assert [d.item_id for d in dropped] == ["a", "b"]
 
 
 def test_number_shape_requires_same_unit() -> None:
@@ -69,7 +74,8 @@ def test_number_shape_requires_same_unit() -> None:
     ]
     items, dropped = assign_false_answers(cands)
     assert {i.item_id: i.false_answer for i in items} == {"a": "7 km", "c": "12 km"}
-    assert dropped == ["b"]
+    assert [d.item_id for d in dropped] == ["b"]
+    assert "of shape number:kg" in dropped[0].reason
 
 
 def test_own_false_answer_is_checked() -> None:
@@ -87,7 +93,29 @@ def test_own_false_answer_is_checked() -> None:
     ]
     items, dropped = assign_false_answers(cands)
     assert [(i.item_id, i.false_answer) for i in items] == [("ok", "English")]
-    assert dropped == ["same"]
+    assert [d.item_id for d in dropped] == ["same"]
+    assert dropped[0].reason == "its false answer 'french' shares an alias with the true answer"
+
+
+def test_every_rule_a_false_answer_breaks_is_named() -> None:
+    cands = [
+        _cand("shape", "How far?", "12 km", answer_type="number", false_answer="40 kg"),
+        _cand("named", "Is it Rome or Paris?", "Rome", answer_type="place", false_answer="Paris"),
+        # what the loaders make of an answer without letters or digits: no aliases left
+        dataclasses.replace(
+            _cand("blank", "What is X?", "!!!", answer_type="other"), true_aliases=()
+        ),
+        _cand("kept", "What is Y?", "Berlin", answer_type="place", false_answer="Madrid"),
+    ]
+    items, dropped = assign_false_answers(cands)
+    assert [i.item_id for i in items] == ["kept"]
+    assert {d.item_id: d.reason for d in dropped} == {
+        "shape": "its false answer '40 kg' is not of the true answer's kind (shape number:kg, the "
+        "true answer's number:km: a year must stand for a year, a number for a number in the "
+        "same unit)",
+        "named": "its false answer 'Paris' is named in the question ('Paris')",
+        "blank": "its true answer '!!!' has no letters or digits to match",
+    }
 
 
 def test_deterministic_given_seed_and_varies_with_seed() -> None:

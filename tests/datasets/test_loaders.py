@@ -60,7 +60,10 @@ def test_counterfact_flat_and_nested(tmp_path: Path) -> None:
     flat.write_text(json.dumps(CF_ROWS))
     loaded = load_counterfact(flat, relations={"The mother tongue of {} is": "P103"})
     # case 2's target_new equals its ground truth up to case: dropped and counted
-    assert loaded.dropped == ("counterfact/2",)
+    assert [d.item_id for d in loaded.dropped] == ["counterfact/2"]
+    assert loaded.dropped[0].reason == (
+        "its false answer 'France' shares an alias with the true answer"
+    )
     first, second = loaded.items
     assert first.question == "Complete the statement: The mother tongue of Danielle Darrieux is ___"
     assert (first.true_answer, first.false_answer, first.relation) == ("French", "English", "P103")
@@ -118,7 +121,8 @@ def test_popqa_tsv_and_reduced_json(tmp_path: Path) -> None:
         ("popqa/2", "politician"),
     ]
     assert loaded.items[0].false_aliases == ("physician", "doctor")
-    assert loaded.dropped == ("popqa/3",)
+    assert [d.item_id for d in loaded.dropped] == ["popqa/3"]
+    assert loaded.dropped[0].reason.startswith("no other item of its pool")
 
     reduced = tmp_path / "popqa.json"
     rows = [
@@ -147,7 +151,7 @@ def test_simpleqa_csv(tmp_path: Path) -> None:
         ("1901", "1950", "year"),
         ("1950", "1901", "year"),
     ]
-    assert len(loaded.dropped) == 1 and loaded.dropped[0].startswith("simpleqa/")
+    assert len(loaded.dropped) == 1 and loaded.dropped[0].item_id.startswith("simpleqa/")
 
 
 @pytest.mark.parametrize(

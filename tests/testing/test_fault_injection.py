@@ -1,6 +1,8 @@
-"""A run against a server that fails a third of its requests in nine ways (429 with and without
-Retry-After, 500, 503, dropped connections, answers slower than the timeout, HTML bodies, empty
-`choices`, truncated JSON) ends complete, with the same exported events as a clean run."""
+"""A run against a server that fails a third of its requests in eleven ways (429 with and without
+Retry-After, 500, 503, dropped connections, answers slower than the timeout, bodies trickled in
+past the timeout, HTML bodies, empty `choices`, truncated JSON, bodies that are not UTF-8) ends
+complete, with the same exported events as a clean run; and unusable bodies past the retries are
+failed calls that `status` counts and names, which a rerun retries."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from conftest import ThreadedServer, WriteExperiment, discussion_experiment, inv
 
 from backchannel.analysis import RunTables
 from backchannel.testing import mixed_script
-from backchannel.testing._faults import parse_script
+from backchannel.testing._faults import NOT_UTF8, parse_script
 
 FAULT_KINDS = [
     ("status", 429, 0.05),
@@ -27,6 +29,8 @@ FAULT_KINDS = [
     ("html",),
     ("empty_choices",),
     ("truncated",),
+    ("not_utf8",),
+    ("trickle", 1.5),  # each piece in time, the whole body past the 0.4 s timeout
 ]
 RETRY = {"base_delay_s": 0.01, "max_delay_s": 0.05, "max_wait_s": 120.0}
 
@@ -42,7 +46,7 @@ def experiment(base_url: str) -> dict[str, Any]:
 
 
 def balanced_script(blocks: int, seed: int) -> list[Any]:
-    """Blocks of 27 requests, each block holding every fault kind once among 18 normal answers
+    """Blocks of 33 requests, each block holding every fault kind once among 22 normal answers
     (exactly a third), shuffled; then a seeded mix at the same rate for any further requests."""
     rng = random.Random(seed)
     script: list[Any] = []
@@ -96,7 +100,9 @@ def test_a_third_of_requests_failing_still_yields_the_clean_runs_events(
         "DisconnectFault",
         "DelayFault",
         "BodyFault",
+        "TrickleFault",
     }
+    assert any(getattr(f, "body", None) == NOT_UTF8 for f in injected)
     assert consumed > len(clean.server.requests)
     status = invoke("status", tmp_path / "faulty")
     retries = int(status.stdout.split("retries ")[1].split()[0])
@@ -112,3 +118,31 @@ def test_a_third_of_requests_failing_still_yields_the_clean_runs_events(
     # ... and otherwise the data is the clean run's, event for event.
     pd.testing.assert_frame_equal(without_retries(faulted_events), without_retries(clean_events))
     assert (faulted_events["status"] == "ok").all()
+
+
+def test_unusable_bodies_past_the_retries_are_counted_named_and_retried_by_a_rerun(
+    write_experiment: WriteExperiment,
+    tmp_path: Path,
+    threaded_server: Callable[..., ThreadedServer],
+) -> None:
+    # No retries: every body that is not UTF-8 fails its call. 3 questions x 10 calls = 30.
+    script = [("not_utf8",) if i in (3, 11, 25) else None for i in range(30)]
+    server = threaded_server(faults=script)
+    data = experiment(server.base_url)
+    data["retry"] = {"max_retries": 0}
+    path = write_experiment(data)
+    run = tmp_path / "run"
+    first = invoke("run", path, "-o", run, "--concurrency", "1")
+    assert first.exit_code == 1
+    assert "0 failed" in first.stdout and "incomplete" in first.stdout
+    assert "Traceback" not in first.stderr
+    status = invoke("status", run)
+    assert status.exit_code == 0
+    assert "failures 3" in status.stdout
+    assert f"{server.base_url}/ answered 200 with a body that is not valid JSON" in (
+        status.stderr.replace("\n", " ")
+    )
+    # The faults are spent: the rerun retries the failed calls and completes.
+    again = invoke("run", path, "-o", run, "--concurrency", "1")
+    assert again.exit_code == 0, again.stderr
+    assert "stored conversations: 3 done, 0 incomplete, 0 failed" in again.stdout

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         build_client,
         check_model,
         check_reachable,
+        in_flight_bound,
         resolve_routes,
         split_model,
     )
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
         Status,
         check_extra_body,
     )
-    from backchannel.backends._urls import redact_userinfo, url_problem
+    from backchannel.backends._urls import redact_urls, redact_userinfo, shown_url, url_problem
     from backchannel.backends._usage import Price, Usage, UsageMeter
 
 __all__ = [
@@ -110,13 +111,16 @@ __all__ = [
     "current_conversation",
     "damaged_cache_message",
     "gbnf_grammar",
+    "in_flight_bound",
     "is_simulated",
     "model_caveat",
     "parse",
+    "redact_urls",
     "redact_userinfo",
     "register_sim",
     "resolve_routes",
     "scripted_answer",
+    "shown_url",
     "split_model",
     "split_reasoning",
     "unregister_sim",
@@ -144,6 +148,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "build_client",
                 "check_model",
                 "check_reachable",
+                "in_flight_bound",
                 "resolve_routes",
                 "split_model",
             ),
@@ -167,7 +172,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "Status",
                 "check_extra_body",
             ),
-            "._urls": ("redact_userinfo", "url_problem"),
+            "._urls": ("redact_urls", "redact_userinfo", "shown_url", "url_problem"),
             "._usage": ("Price", "Usage", "UsageMeter"),
         },
     )

@@ -90,9 +90,10 @@ class EndpointSettings:
     min_in_flight: Annotated[
         int, Field(ge=1, description="Lower limit (and start) of an adaptive in-flight bound.")
     ] = 4
-    timeout_s: Annotated[float, Field(gt=0, description="Seconds before a request times out.")] = (
-        120.0
-    )
+    timeout_s: Annotated[
+        float,
+        Field(gt=0, description="Seconds one request may take in all: connect, wait and body."),
+    ] = 120.0
     constrained: Annotated[
         Literal["json_schema", "grammar", "none"],
         Field(
@@ -223,6 +224,8 @@ class _RouteSpec:
     price: Price
     cache_identity: str | None = None
     defaults: ModelSettings = ModelSettings()
+    bound: int | None = None
+    """The most calls in flight to this route's servers at once (all replicas); None: none."""
 
 
 def resolve_routes(
@@ -296,6 +299,7 @@ def resolve_routes(
                 True,
                 Price(),
                 defaults=defaults,
+                bound=_share(max_in_flight or local.max_in_flight or local.parallel, workers),
             )
         else:
             endpoint = _endpoint_for(model, endpoints)
@@ -336,8 +340,16 @@ def resolve_routes(
                 endpoint.price,
                 cache_identity=f"{base_url or 'openai'}|constrained={endpoint.constrained}",
                 defaults=defaults.over_endpoint(endpoint.extra_body),
+                bound=limit * len(urls),
             )
     return specs
+
+
+def in_flight_bound(specs: Mapping[str, _RouteSpec]) -> int | None:
+    """The calls the routes can have in flight at once, summed over their distinct servers;
+    None when no route is bounded (the simulated backends answer at once)."""
+    bounds = {spec.key: spec.bound for spec in specs.values() if spec.bound is not None}
+    return sum(bounds.values()) if bounds else None
 
 
 async def check_reachable(

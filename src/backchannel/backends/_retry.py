@@ -3,7 +3,10 @@ full jitter; honours Retry-After.
 
 A count alone is no bound at a high fault rate (at 47 % failures, 7 attempts still lose one call
 in 200), so the bound is the time a call may spend retrying: `max_wait_s`, several minutes by
-default. `max_retries` is an optional extra cap.
+default. It bounds the attempts in progress too: a retry still running when the call's
+`max_wait_s` is up is cut off there, so a call ends by then (or when its first attempt ends, if
+that is later: the first attempt is bounded by the endpoint's own `timeout_s`). `max_retries` is
+an optional extra cap.
 """
 
 from __future__ import annotations
@@ -41,7 +44,12 @@ class RetryPolicy:
         float, Field(ge=0, description="Longest server-requested wait (Retry-After) honoured.")
     ] = 300.0
     max_wait_s: Annotated[
-        float, Field(ge=0, description="Longest total time one call spends retrying.")
+        float,
+        Field(
+            ge=0,
+            description="Longest time one call spends from its first request to the end of its "
+            "last retry; a retry still running then is cut off.",
+        ),
     ] = 300.0
 
     def __post_init__(self) -> None:
@@ -57,6 +65,13 @@ class RetryPolicy:
         if retry_after is not None:
             return max(min(retry_after, self.max_retry_after_s), jittered)
         return jittered
+
+
+def _spent(error: TransientBackendError, retries: int, waited_s: float) -> TransientBackendError:
+    """`error` with the retries made and the time spent attached (the client reports both)."""
+    error.retries = retries  # type: ignore[attr-defined]
+    error.waited_s = waited_s  # type: ignore[attr-defined]
+    return error
 
 
 class RetryingBackend:
@@ -86,20 +101,35 @@ class RetryingBackend:
         policy = self._policy
         started = self._clock()
         retry = 0
+        last: TransientBackendError | None = None
         while True:
             try:
-                completion = await self._inner.generate(request)
+                if last is None:
+                    completion = await self._inner.generate(request)
+                else:
+                    # A retry still running when the call's wait is up is cut off there.
+                    remaining = policy.max_wait_s - (self._clock() - started)
+                    async with asyncio.timeout(max(0.0, remaining)):
+                        completion = await self._inner.generate(request)
             except TransientBackendError as error:
                 delay = policy.delay(retry, error.retry_after, self._rng)
                 spent = self._clock() - started
                 out_of_count = policy.max_retries is not None and retry >= policy.max_retries
                 if out_of_count or spent + delay > policy.max_wait_s:
-                    error.retries = retry  # type: ignore[attr-defined]
-                    error.waited_s = spent  # type: ignore[attr-defined]
+                    _spent(error, retry, spent)
                     raise
                 await self._sleep(delay)
                 retry += 1
+                last = error
                 continue
+            except TimeoutError:
+                assert last is not None  # only a retry runs under the timeout
+                cut = TransientBackendError(
+                    f"{self.endpoint} was still answering retry {retry} when the call's "
+                    f"retry.max_wait_s ({policy.max_wait_s:g} s) was up; last error: {last}",
+                    connection=last.connection,
+                )
+                raise _spent(cut, retry, self._clock() - started) from None
             return replace(completion, retries=retry) if retry else completion
 
     async def aclose(self) -> None:

@@ -61,6 +61,7 @@ def metrics_command(
     run_tables = load_tables(run, tables)
     paradigm = paradigm_of(run_tables)
     options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
+    require_conversations(run_tables, run if run is not None else tables)
     warn_unusable(run_tables)
     figures = compute_metrics(paradigm, run_tables, options)
     text = json.dumps(jsonable(figures), default=str, allow_nan=False)
@@ -114,6 +115,26 @@ def _study_comparison(paradigm: Any, headline: Any) -> Any:
     return Section(f"Beside the study: {study.citation}", keys, others, rows, 0, [study.note])
 
 
+def require_conversations(tables: RunTables, where: Path | None) -> None:
+    """Refuse to measure a run that stored no conversation with events yet: that, not a missing
+    judge or an empty metric, is then what the user must hear."""
+    from backchannel.errors import RunDirectoryError
+
+    conversations = tables.conversations
+    status = conversations.get("status")
+    failed = 0 if status is None else int((status == "failed").sum())
+    if len(conversations) - failed > 0:
+        return
+    retry = (
+        f" ({failed} failed and kept only their error: run the same `backchannel run` again to "
+        "retry them)"
+        if failed
+        else " (none has finished: a run killed early keeps none; run or resume it with "
+        "`backchannel run EXPERIMENT.yaml -o RUN`)"
+    )
+    raise RunDirectoryError(f"{where} holds no conversations to measure{retry}")
+
+
 def warn_unusable(tables: RunTables) -> str | None:
     """Say on stderr when most model answers are unusable: that, not a judge or a metric, is
     then why figures are missing."""
@@ -143,6 +164,8 @@ def report_command(
 
     run_tables = load_tables(run, None)
     options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
+    paradigm_of(run_tables)
+    require_conversations(run_tables, run)
     warn_unusable(run_tables)
     path = write_report(
         paradigm_of(run_tables), run_tables, options, output or run / "report", title=run.name

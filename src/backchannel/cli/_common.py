@@ -127,3 +127,29 @@ def print_errors(errors: list[tuple[str, int, str]]) -> None:
     """The distinct errors of unfinished conversations, with one example each."""
     for line, count, example in errors:
         err.print(f"  {count} x {line}  (e.g. {example})", markup=False, highlight=False)
+
+
+SKIPPED_SHOWN = 10
+"""Skipped rows named one by one in a command's output; the rest are counted."""
+
+
+def print_skipped(skipped: list[dict[str, str]]) -> None:
+    """The rows of the data that became no conversation, each with its reason (on stderr)."""
+    if not skipped:
+        return
+    rows = "row" if len(skipped) == 1 else "rows"
+    err.print(
+        f"note: {len(skipped)} {rows} of the data became no conversation (all in the manifest's "
+        "skipped_items):",
+        markup=False,
+        soft_wrap=True,
+    )
+    for entry in skipped[:SKIPPED_SHOWN]:
+        err.print(
+            f"  dataset {entry['source']!r}, {entry['item']}: {entry['reason']}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    if len(skipped) > SKIPPED_SHOWN:
+        err.print(f"  ... and {len(skipped) - SKIPPED_SHOWN} more", markup=False)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_of
+from backchannel.cli._common import err, friendly_errors, load_tables, out, paradigm_of
 from backchannel.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -36,6 +36,14 @@ def _run_client(
         store.close()
     known = {"endpoints", "generation", "local", "retry", "max_reasks", "population"}
     config = {key: value for key, value in resolved.items() if key in known}
+    config, dropped = _without_redacted(config)
+    if dropped:
+        err.print(
+            f"note: {', '.join(dropped)} held a secret, which the run does not store; the "
+            "judge's calls go without it",
+            markup=False,
+            soft_wrap=True,
+        )
     experiment = Experiment.model_validate({"name": "judge", "paradigm": "-", **config})
     rules = None if paradigm is None else paradigm.population_book()
     if rules is not None and experiment.population is not None:
@@ -44,6 +52,34 @@ def _run_client(
     return _runner.experiment_client(
         experiment, models, run / CACHE_NAME, concurrency=concurrency, population_rules=rules
     )
+
+
+def _without_redacted(value: Any, where: str = "") -> tuple[Any, list[str]]:
+    """The stored config without the fields whose secret was redacted, and where they were."""
+    from backchannel._secrets import REDACTED
+
+    dropped: list[str] = []
+    if isinstance(value, dict):
+        kept = {}
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            if item == REDACTED:
+                dropped.append(path)
+                continue
+            kept[key], inner = _without_redacted(item, path)
+            dropped += inner
+        return kept, dropped
+    if isinstance(value, list):
+        items = []
+        for index, item in enumerate(value):
+            if item == REDACTED:
+                dropped.append(f"{where}.{index}")
+                continue
+            kept_item, inner = _without_redacted(item, f"{where}.{index}")
+            items.append(kept_item)
+            dropped += inner
+        return items, dropped
+    return value, dropped
 
 
 def _ask_on_run_client(

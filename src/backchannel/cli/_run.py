@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from backchannel import _signals
-from backchannel.cli._common import describe_counts, err, friendly_errors, out, print_errors
+from backchannel.cli._common import (
+    describe_counts,
+    err,
+    friendly_errors,
+    out,
+    print_errors,
+    print_skipped,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -89,6 +96,7 @@ def run_command(
     _stopping.clear()
     loaded = load_experiment(experiment, model_override=model)
     run_plan = _runner.plan(loaded, limit)
+    print_skipped([s.as_dict() for s in run_plan.skipped])
     if dry_run:
         estimate = run_plan.estimate(only_todo=False)
         out.print(f"experiment {loaded.experiment.name!r} ({loaded.experiment.paradigm})")
@@ -112,7 +120,7 @@ def run_command(
     store = _runner.open_run_directory(output, loaded)
     try:
         run_plan.done = store.finished_ids()
-        store.record_plan(len(run_plan.specs))
+        _runner.record_plan(store, run_plan)
         todo = len(run_plan.todo)
         if run_plan.done:
             err.print(f"resuming: {len(run_plan.done)} conversations already stored, {todo} to run")
@@ -178,6 +186,11 @@ def run_command(
     out.print(f"results: {output.resolve()}")
     out.print(f"  stored conversations: {describe_counts(stored)}")
     out.print(f"  {describe_quality(quality)}")
+    if run_plan.skipped:
+        out.print(
+            f"  rows of the data that became no conversation: {len(run_plan.skipped)} "
+            "(see the note above, `status` and the manifest's skipped_items)"
+        )
     out.print(f"  next: backchannel report {output}  |  backchannel export {output} -o DIR")
     unusable = unusable_message(quality)
     if unusable:

@@ -16,6 +16,7 @@ from backchannel.cli._common import (
     out,
     paradigm_of,
     print_errors,
+    print_skipped,
 )
 from backchannel.errors import RunDirectoryError
 
@@ -53,6 +54,7 @@ def status_command(
     partial = incomplete_summary(state)
     if partial:
         err.print(f"[yellow]note:[/] {partial}", soft_wrap=True)
+    print_skipped(manifest.get("skipped_items") or [])
     if errors:
         err.print("errors of unfinished conversations (rerun the same command to retry them):")
         print_errors(errors)

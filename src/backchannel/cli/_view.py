@@ -27,6 +27,43 @@ def _loopback(host: str) -> bool:
         return False
 
 
+_HOST_FIX = "pass an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 for all"
+
+
+def _host_problem(host: str) -> str | None:
+    """Why `--host` names no address to serve on, or None (said before any warning)."""
+    import socket
+
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    if host and all(part.isdigit() for part in host.split(".")):
+        return f"--host {host} is not an IP address (four numbers 0..255); {_HOST_FIX}"
+    try:
+        socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return f"--host {host!r} is no address and no known host name; {_HOST_FIX}"
+    return None
+
+
+def _bind_problem(host: str, port: int, error: OSError) -> str:
+    """The one-line refusal of a failed bind, naming the option that fixes it."""
+    import errno
+    import os
+
+    reason = os.strerror(error.errno) if error.errno else str(error)
+    where = f"cannot serve on {host}:{port} ({reason})"
+    if error.errno == errno.EADDRINUSE:
+        return f"{where}: the port is taken; pass another --port (0 picks one)"
+    if error.errno == errno.EACCES:
+        return f"{where}: ports below 1024 need privileges; pass a --port above 1023 (0 picks one)"
+    if error.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+        return f"{where}: {host} is not an address of this machine; {_HOST_FIX}"
+    return f"{where}; check --host and --port (0 picks a free port)"
+
+
 @friendly_errors
 def view_command(
     runs: Annotated[list[Path], typer.Argument(help="Run directories (opened side by side).")],
@@ -46,6 +83,9 @@ def view_command(
 
     if not 0 <= port <= 65535:
         raise ConfigError(f"--port {port} is not a port; pass 0..65535")
+    problem = None if static is not None else _host_problem(host)
+    if problem is not None:
+        raise ConfigError(problem)
     readers: list[RunReader] = []
     try:
         for run in runs:
@@ -74,27 +114,18 @@ def _serve(readers: list[RunReader], host: str, port: int) -> None:
     import asyncio
     import socket
 
+    from backchannel.view import make_app, serve
+
     try:
-        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
-        raise ConfigError(
-            f"--host {host!r} is not an address of this machine; pass an IP address or host "
-            "name it serves on (127.0.0.1 by default)"
-        ) from None
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.create_server((host, port), family=family)
+    except OSError as error:
+        raise ConfigError(_bind_problem(host, port, error)) from None
     if not _loopback(host):
         err.print(
             f"warning: serving on {host}: anyone who can reach this address can read these runs",
             markup=False,
         )
-    try:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.create_server((host, port), family=family)
-    except OSError as error:
-        raise ConfigError(
-            f"cannot serve on {host}:{port} ({error.strerror}); pass another --port (0 picks one)"
-        ) from None
-    from backchannel.view import make_app, serve
-
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     hosts = {f"{shown}:{bound}", f"localhost:{bound}"} if _loopback(host) else None

@@ -8,7 +8,7 @@ from backchannel._lazy import lazy_exports
 if TYPE_CHECKING:
     from backchannel.datasets._counterfact import load_counterfact
     from backchannel.datasets._false import Candidate, assign_false_answers
-    from backchannel.datasets._item import DatasetError, FactItem, ItemSet
+    from backchannel.datasets._item import DatasetError, DroppedItem, FactItem, ItemSet
     from backchannel.datasets._items_file import load_items, read_items, write_items
     from backchannel.datasets._popqa import load_popqa
     from backchannel.datasets._population import (
@@ -45,6 +45,7 @@ __all__ = [
     "DatasetError",
     "DatasetFormat",
     "DatasetSource",
+    "DroppedItem",
     "FactItem",
     "ItemSet",
     "Knowledge",
@@ -72,7 +73,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         {
             "._counterfact": ("load_counterfact",),
             "._false": ("Candidate", "assign_false_answers"),
-            "._item": ("DatasetError", "FactItem", "ItemSet"),
+            "._item": ("DatasetError", "DroppedItem", "FactItem", "ItemSet"),
             "._items_file": ("load_items", "read_items", "write_items"),
             "._popqa": ("load_popqa",),
             "._population": ("KNOW", "SCREEN", "SCREENING_POPULATION", "Knowledge", "knows"),

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from backchannel.datasets._item import FactItem
+from backchannel.datasets._item import DroppedItem, FactItem
 from backchannel.datasets._shape import answer_shape
 from backchannel.datasets._text import aliases_overlap, contains_phrase
 
@@ -35,13 +35,26 @@ class Candidate:
         return answer_shape(self.true_answer, self.answer_type)
 
 
+def false_problem(candidate: Candidate, false_aliases: Sequence[str], false_shape: str) -> str:
+    """Why a false answer breaks the rules (another shape, a shared alias, named in the
+    question), or "" when it keeps them."""
+    if false_shape != candidate.shape:
+        return (
+            f"is not of the true answer's kind (shape {false_shape}, the true answer's "
+            f"{candidate.shape}: a year must stand for a year, a number for a number in the same "
+            "unit)"
+        )
+    if aliases_overlap(candidate.true_aliases, false_aliases):
+        return "shares an alias with the true answer"
+    named = [alias for alias in false_aliases if contains_phrase(candidate.question, alias)]
+    if named:
+        return f"is named in the question ({named[0]!r})"
+    return ""
+
+
 def is_valid_false(candidate: Candidate, false_aliases: Sequence[str], false_shape: str) -> bool:
     """The false-answer rules: no shared alias, not named in the question, same shape."""
-    if false_shape != candidate.shape:
-        return False
-    if aliases_overlap(candidate.true_aliases, false_aliases):
-        return False
-    return not any(contains_phrase(candidate.question, alias) for alias in false_aliases)
+    return not false_problem(candidate, false_aliases, false_shape)
 
 
 def _make_item(candidate: Candidate, false_answer: str, false_aliases: tuple[str, ...]) -> FactItem:
@@ -60,8 +73,9 @@ def _make_item(candidate: Candidate, false_answer: str, false_aliases: tuple[str
 
 def assign_false_answers(
     candidates: Sequence[Candidate], *, seed: int = 0
-) -> tuple[list[FactItem], list[str]]:
-    """Give every candidate a valid false answer; return the items and the ids dropped.
+) -> tuple[list[FactItem], list[DroppedItem]]:
+    """Give every candidate a valid false answer; return the items and the rows dropped, each
+    with its reason.
 
     A candidate with its own false answer keeps it if it passes the rules. Otherwise the false
     answer is another candidate's true answer (with its aliases) from the same pool, picked in a
@@ -72,21 +86,28 @@ def assign_false_answers(
         if cand.true_aliases and cand.true_aliases[0] == cand.true_answer:
             pools[cand.pool].append(cand)
     items: list[FactItem] = []
-    dropped: list[str] = []
+    dropped: list[DroppedItem] = []
     for cand in candidates:
         if not cand.true_aliases or cand.true_aliases[0] != cand.true_answer:
-            dropped.append(cand.item_id)  # the true answer normalises to nothing
+            reason = f"its true answer {cand.true_answer!r} has no letters or digits to match"
+            dropped.append(DroppedItem(cand.item_id, reason, len(items)))
             continue
         if cand.false_answer is not None:
             own = (cand.false_answer,)
-            if is_valid_false(cand, own, answer_shape(cand.false_answer, cand.answer_type)):
-                items.append(_make_item(cand, cand.false_answer, own))
+            problem = false_problem(cand, own, answer_shape(cand.false_answer, cand.answer_type))
+            if problem:
+                reason = f"its false answer {cand.false_answer!r} {problem}"
+                dropped.append(DroppedItem(cand.item_id, reason, len(items)))
             else:
-                dropped.append(cand.item_id)
+                items.append(_make_item(cand, cand.false_answer, own))
             continue
         chosen = _draw(cand, pools[cand.pool], random.Random(f"{seed}/{cand.item_id}"))
         if chosen is None:
-            dropped.append(cand.item_id)
+            reason = (
+                f"no other item of its pool {cand.pool!r} has an answer usable as its false "
+                f"answer (of shape {cand.shape}, sharing no alias, not named in the question)"
+            )
+            dropped.append(DroppedItem(cand.item_id, reason, len(items)))
         else:
             items.append(_make_item(cand, chosen.true_answer, chosen.true_aliases))
     return items, dropped

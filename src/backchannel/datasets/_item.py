@@ -56,12 +56,22 @@ class FactItem:
 
 
 @dataclass(frozen=True)
+class DroppedItem:
+    """A row that became no item, and why (said in the run's output, `status` and manifest)."""
+
+    item_id: str
+    reason: str
+    kept_before: int = 0
+    """How many items of its file came before it (a `limit` below that leaves it out)."""
+
+
+@dataclass(frozen=True)
 class ItemSet:
-    """Items loaded from one source, with the ids dropped for want of a valid false answer."""
+    """Items loaded from one source, with the rows dropped for want of a valid false answer."""
 
     source: str
     items: tuple[FactItem, ...]
-    dropped: tuple[str, ...] = field(default=())
+    dropped: tuple[DroppedItem, ...] = field(default=())
 
     def __post_init__(self) -> None:
         ids = [item.item_id for item in self.items]
@@ -71,6 +81,13 @@ class ItemSet:
 
     def __len__(self) -> int:
         return len(self.items)
+
+    def first(self, limit: int | None) -> ItemSet:
+        """The first `limit` items (all with None) and the rows dropped before the last one."""
+        if limit is None:
+            return self
+        dropped = tuple(d for d in self.dropped if d.kept_before < limit)
+        return ItemSet(self.source, self.items[:limit], dropped)
 
     def __iter__(self) -> Iterator[FactItem]:
         return iter(self.items)

@@ -32,9 +32,7 @@ def load_shipped(name: ShippedName, limit: int | None = None, *, seed: int = 0) 
     resource = resources.files("backchannel.datasets").joinpath("data", name, SHIPPED_FILES[name])
     with resources.as_file(resource) as path:
         loaded = _load(name, Path(path), seed)
-    if limit is None:
-        return loaded
-    return ItemSet(source=loaded.source, items=loaded.items[:limit], dropped=loaded.dropped)
+    return loaded.first(limit)
 
 
 def _load(name: str, path: Path, seed: int) -> ItemSet:

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from backchannel._files import path_problem
 from backchannel.datasets._counterfact import load_counterfact
 from backchannel.datasets._item import ItemSet
 from backchannel.datasets._items_file import load_items
@@ -54,14 +55,36 @@ def load_source(source: DatasetSource) -> ItemSet:
     if source.path is None:
         return load_shipped(source.name, source.limit)  # type: ignore[arg-type]
     path = Path(source.path)
-    if path.is_dir():
-        raise ConfigError(f"dataset {source.name!r}: {path} is a directory; give the data file")
-    if not path.is_file():
-        raise ConfigError(f"dataset {source.name!r}: no such file {path}")
+    where = f"dataset {source.name!r}"
+    problem = path_problem(path)
+    if problem == "is a directory":
+        raise ConfigError(f"{where}: {path} is a directory; give the data file")
+    if problem is not None and problem.startswith("does not exist"):
+        raise ConfigError(f"{where}: no such file {path}; check the dataset's path")
+    if problem is not None:
+        raise ConfigError(f"{where}: {path} {problem}; give a data file saved on disk")
+    if path.stat().st_size == 0:
+        raise ConfigError(
+            f"{where}: {path} is empty (0 bytes); fill it with {source.format} rows "
+            "(docs/datasets.md) or leave the dataset out"
+        )
     loaded = _load_file(str(source.format), path)
-    if source.limit is None:
-        return loaded
-    return ItemSet(loaded.source, loaded.items[: source.limit], loaded.dropped)
+    if not loaded.items:
+        raise ConfigError(f"{where}: {path} {_why_empty(loaded)}")
+    return loaded.first(source.limit)
+
+
+def _why_empty(loaded: ItemSet) -> str:
+    """Why a file gave no items: no rows at all, or every row dropped (the first one's reason)."""
+    if not loaded.dropped:
+        return "holds no rows (only blank lines or a header); add rows of items (docs/datasets.md)"
+    first = loaded.dropped[0]
+    more = len(loaded.dropped) - 1
+    return (
+        f"has {len(loaded.dropped)} rows and none can be asked: {first.item_id}: {first.reason}"
+        + (f" (and {more} more rows)" if more else "")
+        + "; give the rows usable false answers (docs/datasets.md)"
+    )
 
 
 def _load_file(format: str, path: Path) -> ItemSet:

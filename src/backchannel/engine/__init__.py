@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from backchannel.engine._order import OrderPolicy, speaking_order
     from backchannel.engine._room import PROBE_SETTINGS, Room, Shown
     from backchannel.engine._roster import MAX_AGENTS, load_roster, shipped_roster
-    from backchannel.engine._scheduler import ConversationOutcome, run_conversation, schedule
+    from backchannel.engine._scheduler import (
+        ConversationOutcome,
+        active_conversations,
+        run_conversation,
+        schedule,
+    )
     from backchannel.engine._topology import (
         PLACEMENTS,
         TOPOLOGIES,
@@ -53,6 +58,7 @@ __all__ = [
     "Room",
     "Shown",
     "TopologySpec",
+    "active_conversations",
     "build_graph",
     "distances",
     "graph_meta",
@@ -84,7 +90,12 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._order": ("OrderPolicy", "speaking_order"),
             "._room": ("PROBE_SETTINGS", "Room", "Shown"),
             "._roster": ("MAX_AGENTS", "load_roster", "shipped_roster"),
-            "._scheduler": ("ConversationOutcome", "run_conversation", "schedule"),
+            "._scheduler": (
+                "ConversationOutcome",
+                "active_conversations",
+                "run_conversation",
+                "schedule",
+            ),
             "._topology": (
                 "PLACEMENTS",
                 "TOPOLOGIES",

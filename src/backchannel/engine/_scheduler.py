@@ -3,6 +3,11 @@
 Turns within a conversation stay in order; conversations overlap freely, bounded by `max_active`;
 the per-endpoint in-flight limits (with critical-path priority) keep servers saturated without
 flooding them. The first BackendUnavailable stops everything: no conversation could succeed.
+
+How many conversations are active is sized from what the endpoints can take: a few per call
+the run may have in flight, so every slot finds a waiting call, but no more, so on a small
+server conversations finish steadily (and a killed run loses only the few in progress) instead
+of hundreds advancing together and none finishing for minutes.
 """
 
 from __future__ import annotations
@@ -16,6 +21,21 @@ from typing import Any
 from backchannel.backends import LLMClient
 from backchannel.engine._conversation import ConversationContext, ConversationSpec
 from backchannel.errors import BackendUnavailable
+
+CONVERSATIONS_PER_CALL_SLOT = 4
+"""Conversations kept active per call in flight: enough that a slot never waits for a turn
+(a conversation's calls are mostly one chain; its probes come a few at once)."""
+MIN_ACTIVE_CONVERSATIONS = 16
+UNBOUNDED_IN_FLIGHT = 64
+"""The calls in flight assumed for backends without a bound (the simulated ones, which answer
+at once: the active set then only bounds memory)."""
+
+
+def active_conversations(in_flight: int | None) -> int:
+    """How many conversations run at once when the run's endpoints can take `in_flight` calls
+    at once (None: no endpoint is bounded)."""
+    slots = UNBOUNDED_IN_FLIGHT if in_flight is None else in_flight
+    return max(MIN_ACTIVE_CONVERSATIONS, CONVERSATIONS_PER_CALL_SLOT * slots)
 
 
 @dataclass

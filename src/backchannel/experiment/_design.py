@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from backchannel.engine import ConversationSpec, Item
 from backchannel.errors import ConfigError
 from backchannel.experiment._load import LoadedExperiment
 from backchannel.experiment._schema import same_level
+from backchannel.paradigms import SkippedItem, skipped_of
 from backchannel.seeding import derive_seed
 
 
@@ -42,9 +45,34 @@ def expand_cells(
     ]
 
 
+def combinations(loaded: LoadedExperiment) -> int:
+    """How many combinations of levels the factors make (before exclusions), counted without
+    listing them."""
+    return math.prod(len(levels) for levels in loaded.experiment.factors.values())
+
+
+def _too_large(loaded: LoadedExperiment, size: str) -> ConfigError:
+    ceiling = loaded.experiment.max_conversations
+    return ConfigError(
+        f"{loaded.path}: the design is too large to run: {size}, above max_conversations "
+        f"({ceiling:,}); use fewer levels, items or replicates, or raise max_conversations in the "
+        "experiment file"
+    )
+
+
+def check_combinations(loaded: LoadedExperiment) -> None:
+    """Refuse a design whose factors make more combinations than `max_conversations`, before
+    any is listed (twenty factors of ten levels are 10^20 combinations)."""
+    count = combinations(loaded)
+    if count > loaded.experiment.max_conversations:
+        shape = " x ".join(f"{len(v):,}" for v in loaded.experiment.factors.values())
+        raise _too_large(loaded, f"its factors make {count:,} combinations of levels ({shape})")
+
+
 def cell_settings(loaded: LoadedExperiment) -> dict[str, Any]:
     """Each cell's resolved settings, by cell key: its levels override the settings of the same
     names, validated by the paradigm's Settings (one factor rule for every paradigm)."""
+    check_combinations(loaded)
     experiment, paradigm = loaded.experiment, loaded.paradigm
     try:
         paradigm.check_factors(list(experiment.factors))
@@ -69,20 +97,40 @@ def cell_settings(loaded: LoadedExperiment) -> dict[str, Any]:
     return resolved
 
 
+@dataclass(frozen=True)
+class Expansion:
+    """A design expanded: its conversations, and the rows of its data that became none."""
+
+    specs: list[ConversationSpec]
+    skipped: list[SkippedItem] = field(default_factory=list)
+
+
 def expand(
     loaded: LoadedExperiment, resolved: dict[str, Any] | None = None
 ) -> list[ConversationSpec]:
     """cells x items x replicates, each with a seed derived from the experiment seed."""
+    return expand_design(loaded, resolved).specs
+
+
+def expand_design(loaded: LoadedExperiment, resolved: dict[str, Any] | None = None) -> Expansion:
+    """`expand`, with the rows of the paradigm's data that became no item (each with its
+    reason), so a run names every row that does not become a conversation."""
     experiment, paradigm, settings = loaded.experiment, loaded.paradigm, loaded.settings
     if resolved is None:
         resolved = cell_settings(loaded)
+    check_combinations(loaded)
     cells = expand_cells(experiment.factors, experiment.exclude)
     try:
         items: list[Item] = paradigm.items(settings, experiment.seed)
-    except (ValueError, OSError) as error:  # a malformed dataset row, a missing data file
-        raise ConfigError(f"{loaded.path}: settings: {error}") from None
+    except (ValueError, OSError, ConfigError) as error:  # a malformed row, a missing file
+        message = str(error)
+        if message.startswith(str(loaded.path)):
+            raise
+        raise ConfigError(f"{loaded.path}: settings: {message}") from None
+    skipped = skipped_of(items)
     if experiment.items_limit is not None:
         items = items[: experiment.items_limit]
+        skipped = [s for s in skipped if s.kept_before < experiment.items_limit]
     if not items:
         raise ConfigError(f"{loaded.path}: the experiment has no items")
     seen_ids: set[str] = set()
@@ -93,13 +141,26 @@ def expand(
                 "question, row or scenario its own id (conversations are stored by id)"
             )
         seen_ids.add(item.item_id)
-    specs = []
+    by_cell = []
     for cell in cells:
         key = cell_key(cell)
         try:
-            cell_items = paradigm.items_for_cell(resolved[key], items)
+            by_cell.append((cell, key, paradigm.items_for_cell(resolved[key], items)))
         except ConfigError as error:
             raise ConfigError(f"{loaded.path}: factors: {error}") from None
+    # Counted before any is made: `replicates: 1000000000` is refused, not listed.
+    total = sum(
+        len(cell_items) * experiment.replicates_for(cell) for cell, _, cell_items in by_cell
+    )
+    if total > experiment.max_conversations:
+        most = max(experiment.replicates_for(cell) for cell, _, _ in by_cell)
+        raise _too_large(
+            loaded,
+            f"{total:,} conversations ({len(by_cell):,} cells, {len(items):,} items, up to "
+            f"{most:,} replicates)",
+        )
+    specs = []
+    for cell, key, cell_items in by_cell:
         for item in cell_items:
             for replicate in range(experiment.replicates_for(cell)):
                 conversation_id = f"{key or 'all'}/{item.item_id}/{replicate}"
@@ -114,4 +175,4 @@ def expand(
                         seed=derive_seed(experiment.seed, conversation_id),
                     )
                 )
-    return specs
+    return Expansion(specs, skipped)

@@ -1,11 +1,16 @@
 """The experiment file's `generation` rules: per-model call defaults for reasoning models and
-server-specific request fields."""
+server-specific request fields.
+
+Every field is checked when the file is loaded, and each rule is built into the value the
+backends take (`ModelSettings`) while it is validated, so whatever the backends would refuse
+later is refused here, with the field's place in the file.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backchannel.backends import ModelSettings, ThinkTags, check_extra_body
 
@@ -21,6 +26,23 @@ class ThinkTagsConfig(BaseModel):
         description="The chat template opens the block, so the output starts inside it.",
     )
 
+    @field_validator("open", "close")
+    @classmethod
+    def _tag_not_blank(cls, tag: str) -> str:
+        if not tag.strip():
+            raise ValueError("a think tag must hold more than spaces and line breaks")
+        return tag
+
+    @model_validator(mode="after")
+    def _tags_differ(self) -> ThinkTagsConfig:
+        if self.open == self.close:
+            raise ValueError(
+                f"open and close are both {self.open!r}; the closing tag must differ from the "
+                "opening one (e.g. <think> and </think>)"
+            )
+        self.to_tags()
+        return self
+
     def to_tags(self) -> ThinkTags:
         return ThinkTags(self.open, self.close, self.opened_by_template)
 
@@ -29,7 +51,7 @@ class GenerationConfig(BaseModel):
     """Call defaults for the models whose names match `models`; a call's own settings win."""
 
     model_config = ConfigDict(extra="forbid")
-    models: str = Field(description="Glob over model strings, e.g. 'openai/qwen3-*'.")
+    models: str = Field(min_length=1, description="Glob over model strings, e.g. 'openai/qwen3-*'.")
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = Field(
         None, description="Sent as the OpenAI API field reasoning_effort; unset: not sent."
     )
@@ -63,7 +85,16 @@ class GenerationConfig(BaseModel):
     def _stops_not_empty(cls, stop: list[str]) -> list[str]:
         if any(not s for s in stop):
             raise ValueError("stop sequences must be non-empty")
+        repeated = sorted({s for s in stop if stop.count(s) > 1})
+        if repeated:
+            raise ValueError(f"repeats the stop sequence {repeated[0]!r}; list each once")
         return stop
+
+    @model_validator(mode="after")
+    def _builds(self) -> GenerationConfig:
+        """The rule as the backends take it, so nothing they check fails after loading."""
+        self.to_settings()
+        return self
 
     def to_settings(self) -> ModelSettings:
         return ModelSettings(

@@ -19,8 +19,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from backchannel._files import path_problem
 from backchannel.backends import redact_userinfo, url_problem
 from backchannel.errors import ConfigError
+from backchannel.experiment._redact import redact_resolved
 from backchannel.experiment._schema import Experiment
 from backchannel.paradigms import Paradigm, get_paradigm, is_model_key
 
@@ -42,7 +44,14 @@ class LoadedExperiment:
     settings: BaseModel
 
     def resolved(self) -> dict[str, Any]:
-        """The configuration as run: defaults filled in, overrides applied, secrets removed."""
+        """The configuration as run, as the manifest stores it: defaults filled in, overrides
+        applied, secrets removed (by field name and by the look of the value)."""
+        return redact_resolved(self.as_run())
+
+    def as_run(self) -> dict[str, Any]:
+        """The configuration as run with only literal endpoint keys and URL user-info left out:
+        what the run's fingerprint is computed from (so runs started before secrets were also
+        found by name and look still resume). Never written anywhere."""
         data = self.experiment.model_dump(mode="json")
         data["settings"] = self.settings.model_dump(mode="json")
         for endpoint in data["endpoints"]:
@@ -213,7 +222,7 @@ def _format_errors(path: Path, error: ValidationError, prefix: tuple[Any, ...] =
     parts = []
     for item in error.errors():
         location = ".".join(str(part) for part in (*prefix, *item["loc"]))
-        message = item["msg"]
+        message = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
             message = "unknown field (check the spelling against the documentation)"
         elif item["type"] in ("literal_error", "enum"):
@@ -288,10 +297,15 @@ def _check_models(path: Path, value: Any, location: str, key: str = "") -> None:
 
 def load_experiment(path: Path, *, model_override: str | None = None) -> LoadedExperiment:
     """Read, validate and resolve an experiment file."""
-    if path.is_dir():
+    problem = path_problem(path)
+    if problem == "is a directory":
         raise ConfigError(f"{path} is a directory; give the experiment file (YAML) inside it")
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such experiment file")
+    if problem is not None and problem.startswith("does not exist"):
+        raise ConfigError(f"{path}: no such experiment file; check the path")
+    if problem is not None:
+        raise ConfigError(
+            f"{path} {problem}; give the path of an experiment file (YAML) saved on disk"
+        )
     text = _read_text(path)
     raw = _parse_yaml(path, text)
     if not isinstance(raw, dict):

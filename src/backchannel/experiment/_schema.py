@@ -15,6 +15,9 @@ from backchannel.backends import (
 )
 from backchannel.experiment._generation import GenerationConfig
 
+DEFAULT_MAX_CONVERSATIONS = 1_000_000
+"""The default ceiling on a design's size (combinations of levels, and conversations)."""
+
 
 def same_level(a: Any, b: Any) -> bool:
     """Levels match when equal and both or neither are booleans (YAML's true is not 1)."""
@@ -53,6 +56,12 @@ class Experiment(BaseModel):
         description="Partial combinations of levels to leave out of the design.",
     )
     items_limit: int | None = Field(None, ge=1, description="Use only the first N items.")
+    max_conversations: int = Field(
+        DEFAULT_MAX_CONVERSATIONS,
+        ge=1,
+        description="The largest design that runs: a design with more combinations of levels "
+        "or more conversations is refused before anything is expanded; raise it to run one.",
+    )
     settings: dict[str, Any] = Field(
         default_factory=dict, description="The paradigm's own settings (see its documentation)."
     )
@@ -83,6 +92,20 @@ class Experiment(BaseModel):
             if all(same_level(cell.get(name), level) for name, level in rule.when.items()):
                 return rule.replicates
         return self.replicates
+
+    @field_validator("generation")
+    @classmethod
+    def _globs_distinct(cls, rules: list[GenerationConfig]) -> list[GenerationConfig]:
+        first: dict[str, int] = {}
+        for index, rule in enumerate(rules):
+            if rule.models in first:
+                raise ValueError(
+                    f"rule {index} repeats the models glob {rule.models!r} of rule "
+                    f"{first[rule.models]}; the first matching rule wins, so this one would never "
+                    "apply: merge the two"
+                )
+            first[rule.models] = index
+        return rules
 
     @model_validator(mode="after")
     def _rules_name_factors(self) -> Experiment:

@@ -10,6 +10,7 @@ from backchannel._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm, is_model_key
+    from backchannel.paradigms._items import ItemList, SkippedItem, skipped_of
     from backchannel.paradigms._registry import (
         ENTRY_POINT_GROUP,
         PARADIGMS,
@@ -54,6 +55,7 @@ __all__ = [
     "Graph",
     "GraphEdge",
     "GraphNode",
+    "ItemList",
     "Legend",
     "Page",
     "Paradigm",
@@ -61,6 +63,7 @@ __all__ = [
     "Prose",
     "Row",
     "Series",
+    "SkippedItem",
     "Switch",
     "Table",
     "TableRow",
@@ -72,6 +75,7 @@ __all__ = [
     "get_paradigm",
     "is_model_key",
     "registered",
+    "skipped_of",
 ]
 
 if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
@@ -79,6 +83,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         globals(),
         {
             "._base": ("AnalysisOptions", "CallEstimate", "Paradigm", "is_model_key"),
+            "._items": ("ItemList", "SkippedItem", "skipped_of"),
             "._registry": ("ENTRY_POINT_GROUP", "PARADIGMS", "get_paradigm", "registered"),
             "._view": (
                 "Cell",

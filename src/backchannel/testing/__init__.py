@@ -16,6 +16,7 @@ from backchannel.testing._faults import (
     DelayFault,
     DisconnectFault,
     StatusFault,
+    TrickleFault,
     mixed_script,
 )
 from backchannel.testing._paradigm_check import check_paradigm
@@ -31,6 +32,7 @@ __all__ = [
     "ReasoningShape",
     "Responder",
     "StatusFault",
+    "TrickleFault",
     "UnsupportedSchemaError",
     "check_paradigm",
     "default_content",

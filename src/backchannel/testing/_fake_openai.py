@@ -29,6 +29,7 @@ from backchannel.testing._faults import (
     DisconnectFault,
     Fault,
     StatusFault,
+    TrickleFault,
     parse_script,
 )
 from backchannel.testing._schema import UnsupportedSchemaError, minimal_instance
@@ -290,9 +291,34 @@ class FakeOpenAIServer:
         if isinstance(fault, DisconnectFault):
             return self._disconnect(request)
         if isinstance(fault, BodyFault):
+            if isinstance(fault.body, bytes):
+                return web.Response(body=fault.body, content_type=fault.content_type)
             return web.Response(text=fault.body, content_type=fault.content_type)
         extra_delay = fault.seconds if isinstance(fault, DelayFault) else 0.0
-        return await self._serve(body, extra_delay)
+        answer = await self._serve(body, extra_delay)
+        if isinstance(fault, TrickleFault) and answer.status == 200:
+            return await self._trickle(request, answer, fault.seconds)
+        return answer
+
+    async def _trickle(
+        self, request: web.Request, answer: web.Response, seconds: float
+    ) -> web.StreamResponse:
+        """Send `answer`'s body in 20 pieces spread over `seconds` (its length announced first,
+        so the client waits for every piece)."""
+        data = answer.body if isinstance(answer.body, bytes) else b""
+        stream = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        stream.content_length = len(data)
+        await stream.prepare(request)
+        pieces = 20
+        step = max(1, -(-len(data) // pieces))
+        try:
+            for start in range(0, len(data), step):
+                await asyncio.sleep(seconds / pieces)
+                await stream.write(data[start : start + step])
+            await stream.write_eof()
+        except ConnectionResetError:
+            pass  # the client gave up waiting: what a trickled body is for
+        return stream
 
     def _disconnect(self, request: web.Request) -> web.StreamResponse:
         """Close the socket with nothing written, as a crashed server or a proxy reset would."""

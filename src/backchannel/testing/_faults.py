@@ -5,6 +5,7 @@ A script is written as plain tuples so tests read naturally::
     faults=[("status", 429, 0), ("status", 429, 0)]   # two rate limits, then normal service
     faults=[None, ("status", 500), ("delay", 0.3), ("disconnect",)]
     faults=[("html",), ("truncated",), ("empty_choices",), ("body", "oops", "text/plain")]
+    faults=[("not_utf8",), ("trickle", 3.0)]   # a body that is not UTF-8, a body sent slowly
 
 `mixed_script` draws a seeded script in which a share of the requests fail in chosen ways.
 """
@@ -54,11 +55,20 @@ HTML_PAGE = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body>
 EMPTY_CHOICES = json.dumps({"id": "chatcmpl-empty", "object": "chat.completion", "choices": []})
 
 
+# A chat completion whose answer holds bytes that are not UTF-8 (a server writing Latin-1, a
+# proxy cutting a multi-byte character): the JSON cannot even be decoded to text.
+NOT_UTF8 = (
+    b'{"id": "chatcmpl-bytes", "object": "chat.completion", "choices": [{"index": 0, "message": '
+    b'{"role": "assistant", "content": "caf\xe9 \xff\xfe"}, "finish_reason": "stop"}]}'
+)
+
+
 @dataclass(frozen=True)
 class BodyFault:
-    """Answer 200 at once with this raw body instead of a chat completion."""
+    """Answer 200 at once with this raw body (text, or bytes sent as they are) instead of a chat
+    completion."""
 
-    body: str
+    body: str | bytes
     content_type: str = "application/json"
 
     def __post_init__(self) -> None:
@@ -66,12 +76,25 @@ class BodyFault:
             raise ValueError(f"a content type is 'type/subtype', got {self.content_type!r}")
 
 
-Fault = StatusFault | DelayFault | DisconnectFault | BodyFault
-_FAULT_TYPES = (StatusFault, DelayFault, DisconnectFault, BodyFault)
+@dataclass(frozen=True)
+class TrickleFault:
+    """Serve a normal completion but send its body a few bytes at a time over `seconds`, so
+    the wait between two reads stays short while the whole call takes long."""
+
+    seconds: float
+
+    def __post_init__(self) -> None:
+        if self.seconds <= 0:
+            raise ValueError("a trickle lasts more than 0 seconds")
+
+
+Fault = StatusFault | DelayFault | DisconnectFault | BodyFault | TrickleFault
+_FAULT_TYPES = (StatusFault, DelayFault, DisconnectFault, BodyFault, TrickleFault)
 _BODIES = {
     "html": BodyFault(HTML_PAGE, "text/html"),
     "truncated": BodyFault(TRUNCATED_JSON),
     "empty_choices": BodyFault(EMPTY_CHOICES),
+    "not_utf8": BodyFault(NOT_UTF8),
 }
 
 
@@ -89,10 +112,13 @@ def parse_fault(entry: Any) -> Fault | None:
         return DelayFault(float(args[0]))
     if kind == "disconnect" and not args:
         return DisconnectFault()
+    if kind == "trickle" and len(args) == 1:
+        return TrickleFault(float(args[0]))
     if kind in _BODIES and not args:
         return _BODIES[kind]
     if kind == "body" and len(args) in (1, 2):
-        return BodyFault(str(args[0]), *(str(a) for a in args[1:]))
+        body = args[0] if isinstance(args[0], bytes) else str(args[0])
+        return BodyFault(body, *(str(a) for a in args[1:]))
     raise ValueError(f"unknown fault {entry!r}")
 
 

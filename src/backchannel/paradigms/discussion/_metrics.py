@@ -4,6 +4,10 @@
   their answer at checkpoint 0 (answers compared after lower-casing and dropping punctuation);
 - final agreement: share of agents whose last private answer equals the most common one;
 both per conversation, then averaged over conversations with a bootstrap interval.
+
+Computed for all conversations at once (grouped columns, no loop over conversations), as the
+other paradigms are: the first and last checkpoint of a conversation are the lowest and highest
+round of its probes (failed ones included), and the answers compared are the readable ones.
 """
 
 from __future__ import annotations
@@ -15,44 +19,71 @@ import pandas as pd
 
 from backchannel.analysis import RunTables, bootstrap_mean_ci
 
+COLUMNS = ["conversation_id", "agents", "answer_change_rate", "final_agreement", "failed_probes"]
+_KEYS = ["conversation_id", "agent"]
+
+
+_NOT_WORD = re.compile(r"[^\w\s]+")
+
 
 def normalise_answer(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", str(text).lower())).strip()
+    """Lower-cased, every run of characters that are neither word characters nor whitespace
+    made a space, whitespace collapsed to single spaces and stripped."""
+    # str.split() splits on exactly the whitespace `\s` matches in a str pattern.
+    return " ".join(_NOT_WORD.sub(" ", str(text).lower()).split())
+
+
+def _normalised(texts: pd.Series) -> pd.Series:
+    """`normalise_answer` of every text, each distinct text normalised once."""
+    texts = texts.astype(str)
+    distinct = pd.unique(texts)
+    mapping = {text: normalise_answer(text) for text in distinct}
+    return texts.map(mapping)
 
 
 def conversation_figures(tables: RunTables) -> pd.DataFrame:
     """One row per conversation: agents, answer change rate, final agreement, failed probes."""
-    probes = tables.events[(tables.events["kind"] == "probe") & (tables.events["name"] == "answer")]
-    rows = []
-    for conversation_id, group in probes.groupby("conversation_id", sort=True):
-        failed = int((group["status"] != "ok").sum())
-        ok = group[group["status"] == "ok"].copy()
-        ok["answer"] = ok["text"].map(normalise_answer)
-        first_checkpoint, last_checkpoint = group["round"].min(), group["round"].max()
-        first = ok[ok["round"] == first_checkpoint].set_index("agent")["answer"]
-        last = ok[ok["round"] == last_checkpoint].set_index("agent")["answer"]
-        both = first.index.intersection(last.index)
-        change = float((first[both] != last[both]).mean()) if len(both) else float("nan")
-        agreement = float((last == last.mode().iloc[0]).mean()) if len(last) else float("nan")
-        rows.append(
-            {
-                "conversation_id": conversation_id,
-                "agents": int(group["agent"].nunique()),
-                "answer_change_rate": change,
-                "final_agreement": agreement,
-                "failed_probes": failed,
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "conversation_id",
-            "agents",
-            "answer_change_rate",
-            "final_agreement",
-            "failed_probes",
-        ],
+    return tables.memo(("discussion", "conversation_figures"), lambda: _figures(tables))
+
+
+def _figures(tables: RunTables) -> pd.DataFrame:
+    events = tables.core_events
+    probes = events.loc[
+        (events["kind"] == "probe") & (events["name"] == "answer"),
+        ["conversation_id", "agent", "round", "status", "text"],
+    ]
+    if probes.empty:
+        return pd.DataFrame([], columns=COLUMNS)
+    by_conversation = probes.groupby("conversation_id", sort=True)
+    figures = pd.DataFrame(
+        {
+            "agents": by_conversation["agent"].nunique(),
+            "failed_probes": (probes["status"] != "ok").groupby(probes["conversation_id"]).sum(),
+        }
     )
+    rounds = by_conversation["round"]
+    ok = probes.assign(first=rounds.transform("min"), last=rounds.transform("max"))
+    ok = ok[ok["status"] == "ok"]
+    ok = ok.assign(answer=_normalised(ok["text"]))
+    first = ok.loc[ok["round"] == ok["first"], [*_KEYS, "answer"]]
+    last = ok.loc[ok["round"] == ok["last"], [*_KEYS, "answer"]]
+
+    # Change: the agents answering readably at both checkpoints, the share whose answer moved.
+    paired = first.merge(last, on=_KEYS, suffixes=("_first", "_last"))
+    moved = (paired["answer_first"] != paired["answer_last"]).astype(float)
+    change = moved.groupby(paired["conversation_id"]).mean()
+
+    # Agreement: the share of final answers equal to the most common one (its count over all).
+    counts = last.groupby(["conversation_id", "answer"]).size()
+    top = counts.groupby(level="conversation_id").max()
+    agreement = top / counts.groupby(level="conversation_id").sum()
+
+    figures["answer_change_rate"] = change.reindex(figures.index).astype(float)
+    figures["final_agreement"] = agreement.reindex(figures.index).astype(float)
+    figures = figures.reset_index()
+    figures["agents"] = figures["agents"].astype(int)
+    figures["failed_probes"] = figures["failed_probes"].astype(int)
+    return figures[COLUMNS]
 
 
 def discussion_metrics(tables: RunTables) -> dict[str, Any]:

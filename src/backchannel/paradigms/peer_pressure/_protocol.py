@@ -27,6 +27,7 @@ from backchannel.judges import (
     make_judge,
 )
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
+from backchannel.paradigms._items import ItemList, SkippedItem
 from backchannel.paradigms.peer_pressure._group import Group, build_group, pool_models
 from backchannel.paradigms.peer_pressure._judging import JUDGING
 from backchannel.paradigms.peer_pressure._population import POPULATION
@@ -71,10 +72,17 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
 
     # design ---------------------------------------------------------------------------------
     def items(self, settings: PeerPressureSettings, seed: int) -> list[Item]:
-        """Every configured dataset's items; a seeded sample of each is marked for re-asks."""
+        """Every configured dataset's items; a seeded sample of each is marked for re-asks. The
+        rows a dataset dropped come with them, each with its reason."""
         result: list[Item] = []
+        skipped: list[SkippedItem] = []
         for source in settings.datasets:
-            facts = list(load_source(source))
+            loaded = load_source(source)
+            skipped += [
+                SkippedItem(source.name, d.item_id, d.reason, len(result) + d.kept_before)
+                for d in loaded.dropped
+            ]
+            facts = list(loaded)
             if not facts:
                 raise ConfigError(f"dataset {source.name!r} has no usable items")
             ids = [item_id(source.name, fact) for fact in facts]
@@ -88,7 +96,7 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
                 payload = {**fact_payload(fact), "source": source.name}
                 payload["reask"] = identifier in reasked
                 result.append(Item(identifier, payload))
-        return result
+        return ItemList(result, skipped)
 
     def items_for_cell(self, settings: PeerPressureSettings, items: list[Item]) -> list[Item]:
         """A cell with a `dataset` factor runs that dataset's items only."""
