@@ -14,16 +14,29 @@ from typing import Any
 
 from backchannel._sqlite import connect_readonly, damage
 from backchannel.errors import BackchannelError, RunDirectoryError
-from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore, usage_by_model
+from backchannel.store import (
+    DATABASE_NAME,
+    SCHEMA_VERSION,
+    RunStore,
+    StoredConversations,
+    usage_by_model,
+)
 from backchannel.view._headline import headline_metrics
 from backchannel.view._query import BadQuery, ListQuery, where_clause
 from backchannel.view._views import view_for
 
-_TABLES = {"manifest", "conversations", "events", "labels", "usage"}
-_EVENT_COLUMNS = (
-    "seq, kind, name, round, turn, agent, role, channel, text, value, status, model, "
-    "prompt_tokens, completion_tokens, latency_s, cached, meta"
-)
+_TABLES = {
+    "manifest",
+    "conversations",
+    "events",
+    "labels",
+    "usage",
+    "names",
+    "dictionaries",
+    "conversation_meta",
+    "event_meta",
+    "prompts",
+}
 # Usage figures the run page shows per model.
 _USAGE_SHOWN = (
     "calls",
@@ -96,17 +109,29 @@ class RunReader:
                 f"{path} cannot be read ({error}); the run store is damaged: restore it from a "
                 "copy or re-run the experiment"
             ) from None
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
-        self._has_reasoning = "reasoning" in columns
         self._manifest = self._read_manifest()
         self._metric_cache: dict[str, tuple[float, dict[str, Any]]] = {}
 
     def _open(self) -> None:
         """Connect read-only, writing nothing beside the file: immutable while no run writes
-        it (no write-ahead log), read-only with the log while one does."""
+        it (no write-ahead log), read-only with the log while one does. A store of an older
+        schema is brought up to date first (the one write the viewer makes)."""
+        if StoredConversations.needs_upgrade(self._path):
+            try:
+                RunStore(self.directory).close()
+            except BackchannelError as error:
+                raise RunUnreadable(str(error)) from None
         self._stamp = self._file_stamp()
         self._db = connect_readonly(self._path)
         self._db.row_factory = sqlite3.Row
+        self._lookups: StoredConversations | None = None
+
+    @property
+    def _stored(self) -> StoredConversations:
+        """The store's per-conversation reads on the current connection."""
+        if self._lookups is None:
+            self._lookups = StoredConversations(self._db)
+        return self._lookups
 
     def _file_stamp(self) -> tuple[bool, int, int]:
         stat = self._path.stat()
@@ -119,6 +144,12 @@ class RunReader:
             self._db.close()
             self._open()
         return self._db
+
+    def where(self, query: ListQuery) -> tuple[str, list[Any]]:
+        """The WHERE clause of a page query, over `conversations c` of this store (its text
+        search calls the store's `document_text` on this connection)."""
+        self._stored  # noqa: B018 - registers document_text on the connection
+        return where_clause(query, self.factors)
 
     def _check(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -228,7 +259,7 @@ class RunReader:
     def page(self, query: ListQuery) -> dict[str, Any]:
         """One page of the conversations table, with each row's per-conversation metrics."""
         self._fresh()
-        where, params = where_clause(query, self.factors)
+        where, params = self.where(query)
         total = self._db.execute(
             f"SELECT COUNT(*) FROM conversations c {where}", params
         ).fetchone()[0]
@@ -309,16 +340,10 @@ class RunReader:
                 c["metrics"] = {}
             return
         ids = [c["conversation_id"] for c in conversations]
-        marks = ",".join("?" * len(ids))
-        events: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
-        for r in self._db.execute(
-            "SELECT conversation_id, seq, kind, name, round, turn, agent, role, channel, value, "
-            f"status FROM events WHERE conversation_id IN ({marks}) ORDER BY conversation_id, seq",
-            ids,
-        ):
-            event = dict(r)
-            event["value"] = _decode(event["value"])
-            events[event.pop("conversation_id")].append(event)
+        events = self._stored.events(ids, _METRIC_KEYS)
+        for found in events.values():
+            for event in found:
+                event["value"] = _decode(event["value"])
         labels = self._labels_of(ids, with_text=False)
         judge = self.primary_judge()
         for c in conversations:
@@ -329,49 +354,32 @@ class RunReader:
             )
 
     def _meta_of(self, conversation_id: str) -> dict[str, Any]:
-        row = self._db.execute(
-            "SELECT meta FROM conversations WHERE conversation_id = ?", (conversation_id,)
-        ).fetchone()
-        meta = _decode(row[0]) if row else None
+        meta = _decode(self._stored.meta(conversation_id))
         return meta if isinstance(meta, dict) else {}
 
     def _labels_of(
         self, ids: Iterable[str], *, with_text: bool
     ) -> dict[str, dict[int, list[dict[str, Any]]]]:
-        ids = list(ids)
-        marks = ",".join("?" * len(ids))
-        text = ", text, model" if with_text else ""
-        found: dict[str, dict[int, list[dict[str, Any]]]] = {}
-        for r in self._db.execute(
-            f"SELECT conversation_id, event_seq, judge, label, status{text} FROM labels "
-            f"WHERE conversation_id IN ({marks}) ORDER BY conversation_id, event_seq, judge",
-            ids,
-        ):
-            label = dict(r)
-            cid, seq = label.pop("conversation_id"), int(label.pop("event_seq"))
-            found.setdefault(cid, {}).setdefault(seq, []).append(label)
-        return found
+        return self._stored.labels(list(ids), with_text=with_text)
 
     def conversation(self, conversation_id: str) -> dict[str, Any] | None:
         """A conversation with all its events and labels; prompts are left to `event`."""
         self._fresh()
         row = self._db.execute(
             "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
-            "meta, position, finished_at FROM conversations WHERE conversation_id = ?",
+            "position, finished_at FROM conversations WHERE conversation_id = ?",
             (conversation_id,),
         ).fetchone()
         if row is None:
             return None
         conversation = self._row(row)
-        conversation["meta"] = _decode(conversation["meta"]) or {}
+        conversation["meta"] = _decode(self._stored.meta(conversation_id)) or {}
         labels = self._labels_of([conversation_id], with_text=True).get(conversation_id, {})
+        metas = self._stored.event_meta(conversation_id)
+        prompts = self._stored.prompts(conversation_id)
         events = [
-            self._event(r, labels.get(int(r["seq"]), []), with_prompt=False)
-            for r in self._db.execute(
-                f"SELECT {self._event_columns()} FROM events WHERE conversation_id = ? "
-                "ORDER BY seq",
-                (conversation_id,),
-            )
+            self._event(e, metas, prompts, labels.get(int(e["seq"]), []), with_prompt=False)
+            for e in self._stored.events([conversation_id])[conversation_id]
         ]
         view = view_for(self.paradigm)
         conversation["metrics"] = view.row_metrics(
@@ -392,35 +400,39 @@ class RunReader:
     def event(self, conversation_id: str, seq: int) -> dict[str, Any] | None:
         """One event with its prompt (the messages the model received) and every judge label."""
         self._fresh()
-        row = self._db.execute(
-            f"SELECT {self._event_columns()} FROM events WHERE conversation_id = ? AND seq = ?",
-            (conversation_id, seq),
-        ).fetchone()
-        if row is None:
+        found = self._stored.event(conversation_id, seq)
+        if found is None:
             return None
         labels = self._labels_of([conversation_id], with_text=True).get(conversation_id, {})
-        return self._event(row, labels.get(seq, []), with_prompt=True)
-
-    def _event_columns(self) -> str:
-        return _EVENT_COLUMNS + (", reasoning" if self._has_reasoning else "")
+        metas = self._stored.event_meta(conversation_id)
+        prompts = self._stored.prompts(conversation_id)
+        return self._event(found, metas, prompts, labels.get(seq, []), with_prompt=True)
 
     def _event(
-        self, row: sqlite3.Row, labels: list[dict[str, Any]], *, with_prompt: bool
+        self,
+        found: dict[str, Any],
+        metas: dict[int, str],
+        prompts: dict[int, str],
+        labels: list[dict[str, Any]],
+        *,
+        with_prompt: bool,
     ) -> dict[str, Any]:
-        event = dict(row)
+        event = {k: found[k] for k in _EVENT_KEYS}
         event["value"] = _decode(event["value"])
         event["cached"] = bool(event["cached"])
-        meta = _decode(event["meta"])
+        seq = int(event["seq"])
+        meta = _decode(metas.get(seq))
         meta = meta if isinstance(meta, dict) else {}
-        prompt = meta.pop("prompt", None)
+        stored_prompt = prompts.get(seq)
+        event["meta"] = meta
+        event["reasoning"] = found["reasoning"]
         # Transport retries of the call; None where the run did not record them (older runs).
         retries = meta.pop("retries", None)
         event["retries"] = retries if isinstance(retries, int) else None
-        event["meta"] = meta
-        event["has_prompt"] = prompt is not None
+        event["has_prompt"] = stored_prompt is not None
         if with_prompt:
-            event["prompt"] = [{"role": str(m[0]), "content": str(m[1])} for m in prompt or []]
-        event.setdefault("reasoning", None)
+            prompt = _decode(stored_prompt) or []
+            event["prompt"] = [{"role": str(m[0]), "content": str(m[1])} for m in prompt]
         event["labels"] = labels
         return event
 
@@ -430,6 +442,26 @@ class RunReader:
         return [str(r[0]) for r in rows]
 
 
+# The event fields the API returns, in its order (`reasoning`, `retries`, `meta`, `has_prompt`,
+# `labels` follow).
+_EVENT_KEYS = (
+    "seq",
+    "kind",
+    "name",
+    "round",
+    "turn",
+    "agent",
+    "role",
+    "channel",
+    "text",
+    "value",
+    "status",
+    "model",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "cached",
+)
 _METRIC_KEYS = (
     "seq",
     "kind",
