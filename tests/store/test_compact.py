@@ -23,7 +23,7 @@ from conftest import discussion_experiment
 from backchannel import run
 from backchannel.analysis import RunTables
 from backchannel.backends import LLMClient, Request, Route
-from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore
+from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore, answer_quality
 from backchannel.store import _rows as rows_module
 from backchannel.store._rows import canonical_json
 
@@ -131,6 +131,21 @@ def test_every_stored_prompt_is_the_one_its_call_was_sent_byte_for_byte(
     keys = set(zip(tables.prompts["conversation_id"], tables.prompts["seq"], strict=True))
     assert keys == set(zip(calls["conversation_id"], calls["seq"], strict=True))
     assert all("prompt" not in json.loads(m) for m in tables.events["meta"])
+
+
+@pytest.mark.parametrize("paradigm", list(RUNS))
+def test_the_stored_answer_counts_are_those_of_the_events(
+    runs: dict[str, tuple[Path, list[str]]], paradigm: str
+) -> None:
+    directory, _ = runs[paradigm]
+    store = RunStore(directory, readonly=True)
+    try:
+        kept, counts = store.answer_quality(), store.counts()
+    finally:
+        store.close()
+    tables = whole(directory)
+    assert kept == answer_quality(tables.events)
+    assert counts["events"] == len(tables.events)
 
 
 @pytest.mark.parametrize("paradigm", list(RUNS))

@@ -82,7 +82,7 @@ def split_meta(meta: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def quality(events: Iterable[EventRecord]) -> tuple[int, ...]:
-    """`QUALITY_FIELDS` of one conversation's events (see `_quality.QUALITY_SQL`)."""
+    """`QUALITY_FIELDS` of one conversation's events, by the rule of `answer_quality`."""
     answers = empty = unreadable = refused = errors = 0
     for event in events:
         values = event.values
