@@ -237,3 +237,36 @@ def test_a_move_killed_at_any_batch_resumes_and_loses_no_event(tmp_path: Path) -
         db.close()
     assert kills >= 3
     assert_same(whole(old), original)
+
+
+def test_commands_that_show_no_prompt_read_none(
+    runs: dict[str, tuple[Path, list[str]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import invoke
+
+    from backchannel.store import _lookup
+
+    directory, _ = runs["peer_pressure"]
+    parts: list[str] = []
+    documents, records = rows_module.Decoder.documents, _lookup.StoredConversations._records
+
+    def noted_documents(self: Any, part: str, convs: Any = None) -> Any:
+        parts.append(part)
+        return documents(self, part, convs)
+
+    def noted_records(self: Any, part: str, conversation_id: str) -> Any:
+        parts.append(part)
+        return records(self, part, conversation_id)
+
+    monkeypatch.setattr(rows_module.Decoder, "documents", noted_documents)
+    monkeypatch.setattr(_lookup.StoredConversations, "_records", noted_records)
+    for args in (
+        ["status", directory],
+        ["metrics", directory, "--json"],
+        ["report", directory, "-o", tmp_path / "report"],
+    ):
+        result = invoke(*args)
+        assert result.exit_code == 0, result.stderr
+    assert "prompts" not in parts and "event_meta" not in parts
+    assert invoke("export", directory, "-o", tmp_path / "tables").exit_code == 0
+    assert "prompts" in parts
