@@ -100,3 +100,33 @@ def test_the_checks_catch_a_cycle_and_a_private_import() -> None:
     }
     assert private_imports(modules) == [("backchannel.a._x", "backchannel.b._y")]
     assert list(nx.simple_cycles(subpackage_graph(modules))) != []
+
+
+def test_nothing_below_the_front_door_imports_it() -> None:
+    """Modules read the version from `backchannel._version`; taking a name from the front door
+    (`import backchannel`, `from backchannel import X` for a non-module X) would tie every
+    layer to it."""
+    taking = {m: _front_door_names(m) for m in _modules() if m != PACKAGE}
+    assert {m: names for m, names in taking.items() if names} == {}
+
+
+def _front_door_names(module: str) -> list[str]:
+    """The names a module takes from the front door itself (not its submodules)."""
+    path = SOURCE.parent / (module.replace(".", "/") + ".py")
+    if not path.exists():
+        path = SOURCE.parent / module.replace(".", "/") / "__init__.py"
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name == PACKAGE]
+        elif isinstance(node, ast.ImportFrom) and node.module == PACKAGE and node.level == 0:
+            found += [
+                a.name
+                for a in node.names
+                if not (SOURCE / f"{a.name}.py").exists() and not (SOURCE / a.name).is_dir()
+            ]
+    return found
+
+
+def test_the_package_ships_its_type_information() -> None:
+    assert (SOURCE / "py.typed").is_file()

@@ -10,16 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from backchannel._lazy import lazy_exports
-
-__version__ = "0.1.0"
+from backchannel._version import __version__
 
 __all__ = [
     "Agent",
     "AnalysisOptions",
     "BackchannelError",
     "CallEstimate",
+    "CellRow",
     "ConfigError",
     "ConversationContext",
+    "Design",
     "Event",
     "GenerationSettings",
     "IntRange",
@@ -28,6 +29,7 @@ __all__ = [
     "JudgeTask",
     "Judging",
     "LabelSet",
+    "Metrics",
     "Paradigm",
     "Pick",
     "Ranking",
@@ -50,7 +52,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         {
             # running experiments and reading runs
             "._api": ("load_experiment", "run", "arun", "open_run", "Run"),
-            ".analysis": ("RunTables",),
+            ".analysis": ("RunTables", "Metrics", "CellRow", "Design"),
             # writing paradigms
             ".paradigms": ("AnalysisOptions", "Paradigm", "CallEstimate"),
             ".engine": ("ConversationContext", "Agent", "Room", "Item", "Event"),
@@ -72,7 +74,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
 
 if TYPE_CHECKING:
     from backchannel._api import Run, arun, load_experiment, open_run, run
-    from backchannel.analysis import RunTables
+    from backchannel.analysis import CellRow, Design, Metrics, RunTables
     from backchannel.backends import (
         GenerationSettings,
         IntRange,

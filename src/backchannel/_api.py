@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from backchannel._runner import ProgressCallback
-    from backchannel.analysis import RunTables
+    from backchannel.analysis import Headline, Metrics, RunTables, Study
     from backchannel.experiment import LoadedExperiment
     from backchannel.paradigms import AnalysisOptions, Paradigm
+    from backchannel.report import Report
 
 
 def load_experiment(path: str | Path, *, model: str | None = None) -> LoadedExperiment:
@@ -101,7 +102,7 @@ def analysis_options(
 
 def compute_metrics(
     paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions
-) -> dict[str, Any]:
+) -> Metrics | dict[str, Any]:
     """The paradigm's metrics under `options`, after refusing options it does not read and
     judges the run lacks."""
     paradigm.check_options(options)
@@ -162,7 +163,16 @@ def _write_report(
     caveat = model_caveat(run_models(tables))
     if caveat is not None:
         report.banner(caveat)
+    from backchannel.analysis import Metrics
+
+    headline = figures.headline() if isinstance(figures, Metrics) else None
+    if headline is not None:
+        report.section(headline.title, headline.note or None)
+        report.table("headline", headline.pivot(), "The study's main table, from this run")
     paradigm.report(tables, figures, report)
+    study = paradigm.study() if headline is not None else None
+    if headline is not None and study is not None:
+        _study_section(report, headline, study)
     try:
         return report.write(output)
     except OSError as error:
@@ -170,6 +180,18 @@ def _write_report(
             f"cannot write the report into {output} ({error.strerror or error}); pass a "
             "writable folder with -o"
         ) from None
+
+
+def _study_section(report: Report, headline: Headline, study: Study) -> None:
+    """The study's published values beside the run's estimates, cell by cell."""
+    from backchannel.analysis import compare_study, comparison_frame
+
+    report.section(
+        "Beside the study",
+        f"{study.citation}\n\nEach published value next to this run's estimate in the same "
+        "cell, and whether it lies inside the run's 95 % interval. " + study.note,
+    )
+    report.table("study_comparison", comparison_frame(compare_study(headline, study)))
 
 
 def run_models(tables: RunTables) -> set[str]:
@@ -235,8 +257,9 @@ class Run:
         judge: str | None = None,
         second_judge: str | None = None,
         threshold: float | None = None,
-    ) -> dict[str, Any]:
-        """The paradigm's metrics (what `backchannel metrics RUN --json` prints)."""
+    ) -> Metrics | dict[str, Any]:
+        """The paradigm's typed results (`as_json()` is what `backchannel metrics RUN --json`
+        prints)."""
         options = analysis_options(judge, second_judge, threshold)
         return compute_metrics(self.paradigm, self.tables, options)
 

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from backchannel import __version__
+from backchannel._version import __version__
 
 
 def provenance() -> dict[str, Any]:

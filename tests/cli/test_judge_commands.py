@@ -218,17 +218,15 @@ def test_screen_refuses_unknown_datasets(tmp_path: Path) -> None:
     assert result.exit_code == 2
 
 
-def test_agreement_line_says_why_kappa_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
-    from backchannel.cli._judge import _print_agreement
+def test_agreement_line_says_why_kappa_is_missing() -> None:
+    from backchannel.judges._labelling import agreement_line
 
     result = {
-        "kind": "private",
         "n": 3,
         "percent_agreement": 1.0,
         "kappa": float("nan"),
         "skipped": "both raters gave every item the same single label: kappa is 0/0",
-        "confusion": pd.DataFrame(),
     }
-    _print_agreement(result)
-    printed = capsys.readouterr().out
-    assert "kappa not computed (both raters gave every item the same single label" in printed
+    line = agreement_line("private", result)
+    assert "kappa not computed (both raters gave every item the same single label" in line
+    assert line.startswith("private: n=3  agreement=1.000")

@@ -18,7 +18,11 @@ def finite_or_none(value: float) -> float | None:
 def jsonable(value: Any) -> Any:
     """Plain JSON values: frames become lists of records, mappings get string keys, tuples
     and arrays become lists, numpy scalars Python ones, and NaN, infinities and missing values
-    become None (strict JSON has no NaN)."""
+    become None (strict JSON has no NaN); typed results give their `--json` form."""
+    from backchannel.analysis._typed import Metrics
+
+    if isinstance(value, Metrics):
+        return jsonable(value.as_json())
     if isinstance(value, pd.DataFrame):
         return [jsonable(record) for record in value.to_dict(orient="records")]
     if isinstance(value, pd.Series):

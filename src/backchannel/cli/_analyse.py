@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from backchannel.cli._common import err, friendly_errors, load_tables, out, paradigm_of
+from backchannel.errors import ConfigError
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
@@ -22,7 +23,7 @@ SecondJudgeOption = Annotated[
 ]
 ThresholdOption = Annotated[
     float | None,
-    typer.Option("--threshold", help="The paradigm's decision threshold (council: tension)."),
+    typer.Option("--threshold", help="The paradigm's decision threshold, where it has one."),
 ]
 
 
@@ -38,8 +39,21 @@ def metrics_command(
     judge: JudgeOption = None,
     second_judge: SecondJudgeOption = None,
     threshold: ThresholdOption = None,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Every section in full (default: long ones shortened).")
+    ] = False,
+    section: Annotated[
+        str | None, typer.Option("--section", help="Only this section, in full.")
+    ] = None,
+    compare_study: Annotated[
+        bool,
+        typer.Option(
+            "--compare-study",
+            help="The source study's published values beside the run's estimates.",
+        ),
+    ] = False,
 ) -> None:
-    """The paradigm's metrics of a run."""
+    """The paradigm's metrics of a run: its headline table first, then every section."""
     from backchannel._api import compute_metrics
     from backchannel.analysis import jsonable
     from backchannel.paradigms import AnalysisOptions
@@ -54,10 +68,50 @@ def metrics_command(
         out.print(text, markup=False, highlight=False, soft_wrap=True)
         return
     from backchannel._api import run_models
+    from backchannel.analysis import Metrics
     from backchannel.backends import model_caveat
-    from backchannel.cli._metrics_view import print_tables
+    from backchannel.cli._metrics_view import print_metrics, section_names
 
-    print_tables(out, json.loads(text), model_caveat(run_models(run_tables)))
+    data = json.loads(text)
+    if section is not None and section not in data:
+        raise ConfigError(
+            f"--section {section}: no such section; the run's sections are "
+            f"{', '.join(section_names(data))}"
+        )
+    headline = figures.headline() if isinstance(figures, Metrics) else None
+    comparison = _study_comparison(paradigm, headline) if compare_study else None
+    print_metrics(
+        out,
+        data,
+        model_caveat(run_models(run_tables)),
+        headline=headline,
+        comparison=comparison,
+        only=section,
+        everything=everything,
+    )
+
+
+def _study_comparison(paradigm: Any, headline: Any) -> Any:
+    """The study's published values beside the run's headline, as a printable section."""
+    from backchannel.analysis import compare_study, comparison_frame
+    from backchannel.cli._metrics_view import Section
+
+    study = paradigm.study()
+    if study is None:
+        raise ConfigError(
+            f"--compare-study: the {paradigm.name} paradigm ships no study values "
+            "(a study.yaml in its folder)"
+        )
+    if headline is None:
+        raise ConfigError(
+            f"--compare-study: the {paradigm.name} paradigm's metrics have no headline table "
+            "to compare with"
+        )
+    frame = comparison_frame(compare_study(headline, study))
+    rows = [{str(k): v for k, v in r.items()} for r in frame.to_dict(orient="records")]
+    keys = ["measure", "cell", "study model"]
+    others = [c for c in frame.columns if c not in keys]
+    return Section(f"Beside the study: {study.citation}", keys, others, rows, 0, [study.note])
 
 
 def warn_unusable(tables: RunTables) -> str | None:

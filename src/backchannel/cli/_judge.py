@@ -14,10 +14,7 @@ from backchannel.cli._common import friendly_errors, load_tables, out, paradigm_
 from backchannel.errors import ConfigError
 
 if TYPE_CHECKING:
-    import pandas as pd
-
-    from backchannel.analysis import RunTables
-    from backchannel.judges import JudgeTask, Relabelling
+    from backchannel.judges import Labelling
     from backchannel.paradigms import Paradigm
 
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
@@ -75,35 +72,16 @@ def _store_labels(run: Path, name: str, rows: list[Any]) -> int:
         store.close()
 
 
-def _tasks(paradigm: Paradigm[Any], run: Path | None) -> tuple[JudgeTask, ...]:
-    """The paradigm's judge tasks; a paradigm without any is refused."""
-    tasks = paradigm.judge_tasks()
-    if not tasks:
+def _labelling(paradigm: Paradigm[Any], run: Path | None) -> Labelling:
+    """The paradigm's judging; a paradigm without any is refused."""
+    labelling = paradigm.labelling()
+    if labelling is None:
         where = f"{run} is a {paradigm.name} run" if run else f"a {paradigm.name} run"
         raise ConfigError(
             f"{where}; {paradigm.name} declares no judge tasks, so there is nothing to label "
             "or compare (a paradigm offers them through its `judging` attribute)"
         )
-    return tasks
-
-
-def _chosen_tasks(tasks: tuple[JudgeTask, ...], kind: str, judge: str) -> list[JudgeTask]:
-    """The tasks `--kind` names (all of them for `all`), checked against the judge."""
-    from backchannel.judges import RULE_MODEL, rule_gaps
-
-    names = [task.name for task in tasks]
-    if kind != "all" and kind not in names:
-        raise ConfigError(f"--kind {kind!r}: choose {', '.join(names)} or all")
-    chosen = [task for task in tasks if kind in ("all", task.name)]
-    gaps = rule_gaps(chosen) if judge == RULE_MODEL else []
-    if gaps:
-        ruled = [task.name for task in chosen if task.name not in gaps]
-        fix = f", or --kind {' / '.join(ruled)}" if ruled else ""
-        raise ConfigError(
-            f"the rule judge has no rule for {', '.join(gaps)} targets; use --judge "
-            f"PROVIDER/MODEL{fix}"
-        )
-    return chosen
+    return labelling
 
 
 @friendly_errors
@@ -121,15 +99,16 @@ def judge_command(
         str,
         typer.Option(
             "--kind",
-            help="One of the run's judge tasks (peer_pressure: private, public; dyad: "
-            "category; council: rationale), or all.",
+            help="One of the kinds of judging the run's paradigm offers (docs/judges.md), or all.",
         ),
     ] = "all",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --sample draw.")] = 0,
     max_tokens: Annotated[
         int | None,
         typer.Option(
-            "--max-tokens", min=1, help="Maximum tokens of one verdict (16; testimony claims 1024)."
+            "--max-tokens",
+            min=1,
+            help="Maximum tokens of one verdict (default: the kind's own, 16 for a label).",
         ),
     ] = None,
     concurrency: Annotated[
@@ -138,126 +117,26 @@ def judge_command(
 ) -> None:
     """Label a stored run's judgeable events (answers, turns, rationales) under a judge name."""
     from backchannel.backends import check_model
-    from backchannel.judges import (
-        RULE_MODEL,
-        judge_targets,
-        label_counts,
-        make_judge,
-        sample_targets,
-    )
+    from backchannel.judges import RULE_MODEL, LabelJob
 
     if not _NAME.match(name):
         raise ConfigError(f"--as {name!r}: use letters, digits and _ . : - only")
     if judge != RULE_MODEL:
         check_model(judge)
     tables = load_tables(run, None)
-    if tables.manifest.get("paradigm") == "testimony":
-        if kind == "private":
-            raise ConfigError(
-                "--kind private: testimony claims are extracted from public statements"
-            )
-        _extract_citations(run, tables, judge, name, sample, seed, max_tokens or 1024, concurrency)
-        return
-    paradigm = paradigm_of(tables)
-    chosen_tasks = _chosen_tasks(_tasks(paradigm, run), kind, judge)
+    labelling = _labelling(paradigm_of(tables), run)
+    job = LabelJob(kind, judge, name, sample, seed, max_tokens)
     try:
-        found = paradigm.judge_targets(tables, [task.name for task in chosen_tasks])
-        chosen = sample_targets(found, sample, seed)
+        chosen = labelling.targets(tables, job)
     except ValueError as error:
         raise ConfigError(f"{run}: {error}") from None
-    models = [] if judge == RULE_MODEL else [judge]
-    verdicts = make_judge(judge, max_tokens=max_tokens or 16)
     rows = _ask_on_run_client(
-        run, models, concurrency, lambda client: judge_targets(verdicts, client, chosen)
+        run, labelling.models(job), concurrency, lambda client: labelling.label(chosen, job, client)
     )
     stored = _store_labels(run, name, rows)
-    out.print(f"labelled {stored} events of {run} as {name!r} with {judge}")
-    if rows:
-        out.print(label_counts(rows).to_string(index=False), markup=False, soft_wrap=True)
-
-
-def agreements(
-    paradigm: Paradigm[Any], tables: RunTables, judge_a: str, judge_b: str
-) -> dict[str, dict[str, Any]]:
-    """Agreement of two judges per judge task, on the task's targets both labelled validly."""
-    from backchannel.judges import agreement, paired_labels, target_keys
-
-    targets = paradigm.judge_targets(tables, context_turns=0)
-    result: dict[str, dict[str, Any]] = {}
-    for task in paradigm.judge_tasks():
-        keys = target_keys([t for t in targets if t.kind == task.name])
-        pairs = paired_labels(tables, judge_a, judge_b, keys)
-        result[task.name] = {"kind": task.name, **agreement(pairs, judge_a, judge_b)}
-    return result
-
-
-def _extract_citations(
-    run: Path,
-    tables: Any,
-    judge: str,
-    name: str,
-    sample: int | None,
-    seed: int,
-    max_tokens: int,
-    concurrency: int | None,
-) -> None:
-    """Testimony: store each statement's claims under `name`, from the markup (`rule`) or
-    from a model's JSON answer."""
-    import random
-
-    from backchannel.judges import RULE_MODEL
-    from backchannel.paradigms.testimony import (
-        CitationExtractor,
-        citation_targets,
-        extract_all,
-        extraction_counts,
-        markup_rows,
-    )
-
-    if not name.startswith("citations"):
-        raise ConfigError(
-            f"--as {name!r}: testimony claims are stored under a name starting "
-            "with `citations` (e.g. citations_llm)"
-        )
-    chosen = citation_targets(tables)
-    if sample is not None:
-        chosen = random.Random(seed).sample(chosen, min(sample, len(chosen)))
-    if judge == RULE_MODEL:
-        rows = markup_rows(chosen)
-    else:
-        extractor = CitationExtractor(judge, max_tokens=max_tokens)
-        rows = _ask_on_run_client(
-            run, [judge], concurrency, lambda client: extract_all(extractor, client, chosen)
-        )
-    stored = _store_labels(run, name, rows)
-    out.print(f"labelled {stored} statements of {run} as {name!r} with {judge}")
-    for status, count in extraction_counts(rows).items():
-        out.print(f"  {status}: {count}", markup=False)
-
-
-def _print_agreement(result: dict[str, Any]) -> None:
-    skipped = result.get("skipped")
-    kappa = f"kappa not computed ({skipped})" if skipped else f"kappa={result['kappa']:.3f}"
-    out.print(
-        f"{result['kind']}: n={result['n']}  agreement={result['percent_agreement']:.3f}  {kappa}",
-        markup=False,
-        soft_wrap=True,
-    )
-    confusion: pd.DataFrame = result["confusion"]
-    if len(confusion):
-        out.print(confusion.to_string(), markup=False, soft_wrap=True)
-
-
-def _print_relabelling(relabelling: Relabelling, judge_a: str, judge_b: str) -> None:
-    transfer = ", ".join(f"{k}: {v:.3f}" for k, v in relabelling.transfer.items())
-    out.print(
-        f"P({judge_b} = {relabelling.label} | {judge_a} label): {transfer or 'none'}",
-        markup=False,
-        soft_wrap=True,
-    )
-    out.print(f"{relabelling.unit} without transfer rate: {relabelling.without_transfer}")
-    if len(relabelling.by_cell):
-        out.print(relabelling.by_cell.to_string(index=False), markup=False, soft_wrap=True)
+    out.print(f"labelled {stored} {labelling.unit} of {run} as {name!r} with {judge}")
+    for line in labelling.summary(rows):
+        out.print(line, markup=False, soft_wrap=True)
 
 
 @friendly_errors
@@ -272,10 +151,6 @@ def agree_command(
 ) -> None:
     """Agreement of two judges per judge task (percent, Cohen's kappa, confusion), and the
     paradigm's outcome re-weighted by how B relabels A (peer pressure: FPI)."""
-    import json
-
-    from backchannel.analysis import jsonable
-
     tables = load_tables(run, tables_dir)
     judges = set(tables.labels["judge"]) if len(tables.labels) else set()
     missing = [j for j in (judge_a, judge_b) if j not in judges]
@@ -284,34 +159,13 @@ def agree_command(
             f"no labels of judge {', '.join(missing)}; judges in the run: "
             f"{', '.join(sorted(judges)) or 'none'} (add some with `backchannel judge`)"
         )
-    if tables.manifest.get("paradigm") == "testimony":
-        from backchannel.paradigms.testimony import citation_agreement
-
-        found = citation_agreement(tables, judge_a, judge_b)
-        if as_json:
-            out.print(json.dumps(found), markup=False, highlight=False, soft_wrap=True)
-        else:
-            for name, value in found.items():
-                out.print(f"{name}: {value}", markup=False)
-        return
-    paradigm = paradigm_of(tables)
-    _tasks(paradigm, run)
+    labelling = _labelling(paradigm_of(tables), run)
     try:
-        by_kind = agreements(paradigm, tables, judge_a, judge_b)
+        found = labelling.agreement(tables, judge_a, judge_b)
     except ValueError as error:
         raise ConfigError(f"{run or tables_dir}: {error}") from None
-    relabelling = paradigm.relabelled(tables, judge_a, judge_b)
     if as_json:
-        payload: dict[str, Any] = {
-            k: {**r, "confusion": r["confusion"].to_dict()} for k, r in by_kind.items()
-        }
-        if relabelling is not None:
-            payload[relabelling.name] = relabelling.as_dict()
-        text = json.dumps(jsonable(payload))
-        out.print(text, markup=False, highlight=False, soft_wrap=True)
+        out.print(found.as_json(), markup=False, highlight=False, soft_wrap=True)
         return
-    out.print(f"judges: {judge_a} (rows) vs {judge_b} (columns)")
-    for result in by_kind.values():
-        _print_agreement(result)
-    if relabelling is not None:
-        _print_relabelling(relabelling, judge_a, judge_b)
+    for line in found.lines:
+        out.print(line, markup=False, soft_wrap=True)

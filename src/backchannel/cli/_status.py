@@ -137,7 +137,7 @@ def export_command(
     ] = "parquet",
 ) -> None:
     """Write the tidy tables (events, labels, conversations, manifest, and the paradigm's own
-    tables such as testimony's citations) of a run."""
+    tables, such as a citation graph) of a run."""
     from backchannel.store import EXPORT_BATCH, RunStore, export_batches, incomplete_summary
 
     store = RunStore(run, readonly=True)

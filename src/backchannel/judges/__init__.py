@@ -43,12 +43,12 @@ if TYPE_CHECKING:
         private_messages,
         public_messages,
     )
+    from backchannel.judges._labelling import Agreement, LabelJob, Labelling, TaskLabelling
     from backchannel.judges._labels import PRIVATE_LABELS, PUBLIC_LABELS, PrivateLabel, PublicLabel
     from backchannel.judges._llm import LLMJudge, verdict_of
     from backchannel.judges._prompts import judge_template, judge_templates
     from backchannel.judges._rule import classify_private, classify_public
-    from backchannel.judges._target import ContextTurn, Target, Verdict, judge_seed
-    from backchannel.judges._task import JudgeTask
+    from backchannel.judges._target import ContextTurn, JudgeTask, Target, Verdict, judge_seed
 
 __all__ = [
     "CONTEXT_TURNS",
@@ -57,19 +57,23 @@ __all__ = [
     "PRIVATE_LABELS",
     "PUBLIC_LABELS",
     "RULE_MODEL",
+    "Agreement",
     "Chooser",
     "ContextTurn",
     "Judge",
     "JudgeTask",
     "Judging",
     "LLMJudge",
+    "LabelJob",
     "LabelRow",
+    "Labelling",
     "Pick",
     "PrivateLabel",
     "PublicLabel",
     "Relabelling",
     "RuleJudge",
     "Target",
+    "TaskLabelling",
     "Verdict",
     "agreement",
     "classify_answers",
@@ -140,11 +144,11 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "private_messages",
                 "public_messages",
             ),
+            "._labelling": ("Agreement", "LabelJob", "Labelling", "TaskLabelling"),
             "._labels": ("PRIVATE_LABELS", "PUBLIC_LABELS", "PrivateLabel", "PublicLabel"),
             "._llm": ("LLMJudge", "verdict_of"),
             "._prompts": ("judge_template", "judge_templates"),
             "._rule": ("classify_private", "classify_public"),
-            "._target": ("ContextTurn", "Target", "Verdict", "judge_seed"),
-            "._task": ("JudgeTask",),
+            "._target": ("ContextTurn", "JudgeTask", "Target", "Verdict", "judge_seed"),
         },
     )

@@ -18,8 +18,7 @@ from backchannel.analysis import RunTables
 from backchannel.backends import LLMClient, UsageMeter
 from backchannel.engine import MODERATOR
 from backchannel.judges._llm import LLMJudge
-from backchannel.judges._target import ContextTurn, Target, Verdict
-from backchannel.judges._task import JudgeTask
+from backchannel.judges._target import ContextTurn, JudgeTask, Target, Verdict
 
 CONTEXT_TURNS = 5
 """Public messages before a target that a judge sees, inline and afterwards alike."""

@@ -15,8 +15,7 @@ from backchannel.datasets import FactItem
 from backchannel.judges._labels import PRIVATE_LABELS, PUBLIC_LABELS
 from backchannel.judges._prompts import judge_template
 from backchannel.judges._rule import classify_private, classify_public
-from backchannel.judges._target import ContextTurn, Target
-from backchannel.judges._task import JudgeTask
+from backchannel.judges._target import ContextTurn, JudgeTask, Target
 
 _FACT_FIELDS = tuple(f.name for f in dataclasses.fields(FactItem))
 

@@ -1,17 +1,44 @@
-"""What a judge is given (one target: an event's text with its task, reference and context) and
-what it returns."""
+"""What kind of judging a target asks for (a task: label set, model prompt, optional rule), what a
+judge is given (one target: an event's text with its task, reference and context) and what it
+returns.
+
+Paradigms define their tasks (the factual-question tasks are two of them); the rule judge and the
+LLM judge apply whichever task a target names, so `judge` and `agree` work for every paradigm.
+A task and its targets refer to each other, so they live together here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_args
 
 from backchannel.engine import Channel
-from backchannel.judges._task import JudgeTask
 from backchannel.seeding import derive_seed
 
 VERDICT_STATUSES = ("ok", "parse_failure", "error", "refusal", "truncated")
 CHANNELS: tuple[str, ...] = get_args(Channel)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeTask:
+    """One kind of judging, named as `backchannel judge --kind` and `agree` name it.
+
+    `prompt` renders the user message a model judge is asked; `rule` labels without a model
+    (None: only model judges can label this task); `context` says whether the judge sees the
+    public messages before the target.
+    """
+
+    name: str
+    labels: tuple[str, ...]
+    prompt: Callable[[Target], str]
+    rule: Callable[[Target], str] | None = None
+    context: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "").isalnum():
+            raise ValueError(f"a judge task name is letters, digits and _, not {self.name!r}")
+        if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"task {self.name!r}: give at least two distinct labels")
 
 
 @dataclass(frozen=True, slots=True)

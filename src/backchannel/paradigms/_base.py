@@ -16,8 +16,8 @@ from backchannel.paradigms._factors import S, check_factor_names, resolve_cell
 if TYPE_CHECKING:
     import pandas as pd
 
-    from backchannel.analysis import RunTables
-    from backchannel.judges import JudgeTask, Judging, Relabelling, Target
+    from backchannel.analysis import Metrics, RunTables, Study
+    from backchannel.judges import JudgeTask, Judging, Labelling, Relabelling, Target
     from backchannel.report import Report
 
 
@@ -122,17 +122,28 @@ class Paradigm(ABC, Generic[S]):
 
     # analysis -------------------------------------------------------------------------------
     @abstractmethod
-    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
-        """JSON-able figures of a run (what `backchannel metrics RUN --json` prints)."""
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> Metrics | dict[str, Any]:
+        """The run's figures as typed results (a `backchannel.Metrics` subclass whose per-cell
+        rows carry the run's `Design` factors); `--json` prints their `as_json()`."""
 
     @abstractmethod
-    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
-        """Fill the HTML report."""
+    def report(self, tables: RunTables, metrics: Any, report: Report) -> None:
+        """Fill the HTML report from what `metrics` returned."""
 
     def tables(self, tables: RunTables) -> dict[str, pd.DataFrame]:
         """Tidy tables of this paradigm beyond events, labels and conversations, by name
         (written by `backchannel export` next to them); none by default."""
         return {}
+
+    def study(self) -> Study | None:
+        """The source study's published headline values (`study.yaml` in the paradigm's
+        package), printed beside a run's by `metrics --compare-study` and the report."""
+        import sys
+
+        from backchannel.analysis import load_study
+
+        package = sys.modules[type(self).__module__].__package__
+        return load_study(package) if package else None
 
     def check_options(self, options: AnalysisOptions) -> None:
         """Refuse an analysis option this paradigm does not read."""
@@ -143,6 +154,15 @@ class Paradigm(ABC, Generic[S]):
                     f"--{name.replace('_', '-')}: the {self.name} paradigm does not read this "
                     f"option; it reads {reads or 'no options'}"
                 )
+
+    def labelling(self) -> Labelling | None:
+        """What `backchannel judge` and `agree` do with this paradigm's runs (default: one
+        label per event from its `judging` tasks; None: nothing to judge)."""
+        if self.judging is None:
+            return None
+        from backchannel.judges import TaskLabelling
+
+        return TaskLabelling(self.judging, self.relabelled)
 
     def judge_tasks(self) -> tuple[JudgeTask, ...]:
         """The kinds of judging a stored run offers `backchannel judge` and `agree` (default:

@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-import backchannel
 from backchannel._safe_text import csv_frame, visible_controls
+from backchannel._version import __version__
 from backchannel.analysis import Interval
 from backchannel.report._format import column_formatter, format_scalar, is_numeric_column
 from backchannel.report._style import CSS
@@ -203,7 +203,7 @@ class Report:
             f"<title>{_escape(self.title)}</title><style>{CSS}</style></head>"
             f"<body><main><header><h1>{_escape(self.title)}</h1>{subtitle}</header>"
             f"{''.join(self._banners)}{contents}{body}</main>"
-            f"<footer>backchannel {_escape(backchannel.__version__)}</footer></body></html>\n"
+            f"<footer>backchannel {_escape(__version__)}</footer></body></html>\n"
         )
 
     @staticmethod

@@ -1,4 +1,5 @@
-"""Test and benchmark helpers: a fake OpenAI-compatible server with a capacity model and faults."""
+"""Test and benchmark helpers: a fake OpenAI-compatible server with a capacity model and faults,
+and the checks every paradigm must pass (`check_paradigm`)."""
 
 from backchannel.testing._fake_openai import (
     REASONING_SHAPES,
@@ -17,6 +18,7 @@ from backchannel.testing._faults import (
     StatusFault,
     mixed_script,
 )
+from backchannel.testing._paradigm_check import check_paradigm
 from backchannel.testing._schema import UnsupportedSchemaError, minimal_instance
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Responder",
     "StatusFault",
     "UnsupportedSchemaError",
+    "check_paradigm",
     "default_content",
     "default_reasoning",
     "error_body",

@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import RunTables, jsonable
 from backchannel.errors import ConfigError
 
 
@@ -30,7 +30,7 @@ def headline_metrics(tables: RunTables) -> dict[str, Any]:
         metrics = paradigm.metrics(tables, AnalysisOptions())
     except Exception as error:  # the page shows why instead of failing
         return {"error": f"the metrics cannot be computed: {type(error).__name__}: {error}"}
-    return {"metrics": finite(json.loads(json.dumps(metrics, default=str)))}
+    return {"metrics": finite(json.loads(json.dumps(jsonable(metrics), default=str)))}
 
 
 def finite(value: Any) -> Any:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from backchannel.analysis import RunTables
+    from backchannel.judges import Labelling
     from backchannel.report import Report
 
 UNKNOWN = "UNKNOWN"
@@ -320,6 +321,12 @@ class Testimony(Paradigm[TestimonySettings]):
         from backchannel.paradigms.testimony._report import fill_report
 
         fill_report(tables, metrics, report)
+
+    def labelling(self) -> Labelling:
+        """`judge` extracts each statement's claims; `agree` compares two extractions."""
+        from backchannel.paradigms.testimony._judging import CitationLabelling
+
+        return CitationLabelling()
 
 
 def _environments(settings: TestimonySettings) -> list[Environment]:
