@@ -192,12 +192,19 @@ def prompts_frame(
     order."""
     import pandas as pd
 
-    stored = decoder.records("prompts", None if everything else scope.convs)
-    rows = [
-        (run_id, scope.id_of[conv], seq, text)
-        for conv in scope.convs
-        for seq, text in sorted(stored.get(conv, {}).items())
+    ids: list[str] = []
+    seqs: list[int] = []
+    texts: list[str] = []
+    convs = None if everything else scope.convs
+    # Documents come in run order and hold their records in seq order: no sort, one copy.
+    for conv, seq, text in decoder.each_record("prompts", convs, scope.rank):
+        ids.append(scope.id_of[conv])
+        seqs.append(seq)
+        texts.append(text)
+    columns = [
+        pd.Series([run_id] * len(ids), dtype="str"),
+        pd.Series(ids, dtype="str"),
+        pd.Series(seqs, dtype="int64"),
+        pd.Series(texts, dtype="str"),
     ]
-    frame = pd.DataFrame.from_records(rows, columns=column_names(PROMPT_TABLE))
-    frame["seq"] = frame["seq"].astype("int64")
-    return frame
+    return pd.DataFrame(dict(zip(column_names(PROMPT_TABLE), columns, strict=True)))

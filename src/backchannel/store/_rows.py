@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -315,9 +315,33 @@ class Decoder:
 
     def records(self, part: str, convs: Sequence[int] | None = None) -> dict[int, dict[int, str]]:
         """conv -> seq -> JSON text, of the `event_meta` or `prompts` documents."""
-        return {
-            conv: dict(parse_records(text)) for conv, text in self.documents(part, convs).items()
-        }
+        found: dict[int, dict[int, str]] = {}
+        for conv, seq, text in self.each_record(part, convs):
+            found.setdefault(conv, {})[seq] = text
+        return found
+
+    def each_record(
+        self,
+        part: str,
+        convs: Sequence[int] | None = None,
+        rank: dict[int, int] | None = None,
+    ) -> Iterator[tuple[int, int, str]]:
+        """(conv, seq, JSON text) of the `event_meta` or `prompts` documents, one document
+        decompressed at a time (memory: one conversation's text beside what is kept), in seq
+        order within a conversation and conversations by `rank` when given."""
+        if part not in DOCUMENT_TABLES:
+            raise ValueError(part)
+        sql = f"SELECT conv, dictionary, data FROM {part}"
+        if convs is None:
+            rows = self._db.execute(sql).fetchall()
+        else:
+            marks = ",".join("?" * len(convs))
+            rows = self._db.execute(f"{sql} WHERE conv IN ({marks})", list(convs)).fetchall()
+        if rank is not None:
+            rows.sort(key=lambda row: rank.get(row[0], len(rank)))
+        for conv, dictionary, data in rows:
+            for seq, text in parse_records(self.text(data, dictionary)):
+                yield conv, seq, text
 
 
 def conversation_meta(document: str | None, replica_calls: str | None) -> str:

@@ -47,7 +47,7 @@ DATABASE_NAME = "run.sqlite"
 STATUS_TABLES = ("manifest", "conversations", "usage", "names")
 """The tables `status` reads (and checks, when the file is not as its writer left it)."""
 CACHE_NAME = "cache.sqlite"
-EXPORT_BATCH = 256
+EXPORT_BATCH = 100
 """Conversations per batch of `export` (its memory is that of one batch)."""
 
 
