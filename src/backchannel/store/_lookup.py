@@ -17,6 +17,16 @@ from backchannel.store._schema import CODED, EVENT_STORED, SCHEMA_VERSION
 
 EVENT_FIELDS = tuple(c.name for c in EVENT_STORED)
 """The event fields a lookup returns (every tidy column but the keys and `meta`)."""
+_CONVERSATION_FIELDS = (
+    "conversation_id",
+    "cell_key",
+    "cell",
+    "item_id",
+    "replicate",
+    "seed",
+    "status",
+    "error",
+)
 _KEEP = 8
 """Decoded prompt documents kept (a page that opens one event after another reads one)."""
 
@@ -120,6 +130,36 @@ class StoredConversations:
         for cid, label in decoded:
             seq = int(label.pop("event_seq"))
             found.setdefault(cid, {}).setdefault(seq, []).append(label)
+        return found
+
+    def stamps(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """conversation id -> (when it was committed, how many labels were written to it):
+        what changes when the conversation or its labels do."""
+        marks = ",".join("?" * len(ids))
+        rows = self._db.execute(
+            "SELECT conversation_id, finished_at, labelled FROM conversations "
+            f"WHERE conversation_id IN ({marks})",
+            list(ids),
+        ).fetchall()
+        return {str(r[0]): (r[1], r[2]) for r in rows}
+
+    def conversation_rows(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The conversations' columns as the tidy table has them (meta as JSON text)."""
+        marks = ",".join("?" * len(ids))
+        rows = self._db.execute(
+            "SELECT c.conversation_id, c.cell_key, c.cell, c.item_id, c.replicate, c.seed, "
+            "c.status, c.error, c.replica_calls, m.dictionary, m.data FROM conversations c "
+            "LEFT JOIN conversation_meta m ON m.conv = c.conv "
+            f"WHERE c.conversation_id IN ({marks})",
+            list(ids),
+        ).fetchall()
+        found = []
+        for row in rows:
+            values = tuple(row)
+            document = None if values[10] is None else self._decoder.text(values[10], values[9])
+            item = dict(zip(_CONVERSATION_FIELDS, values[:8], strict=True))
+            item["meta"] = conversation_meta(document, values[8])
+            found.append(item)
         return found
 
     def meta(self, conversation_id: str) -> str | None:

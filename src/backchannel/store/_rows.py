@@ -174,7 +174,7 @@ class Writer:
         self,
         conversation: ConversationRecord,
         events: Sequence[EventRecord],
-        labels: Iterable[tuple[Any, ...]],
+        labels: Sequence[tuple[Any, ...]],
         usage: Iterable[tuple[Any, ...]],
     ) -> int:
         """Store one conversation (replacing any earlier one with its id); returns its key."""
@@ -186,8 +186,8 @@ class Writer:
         conv = _rowid(
             self._db.execute(
                 "INSERT INTO conversations (conversation_id, cell_key, cell, item_id, replicate, "
-                "seed, status, error, position, finished_at, replica_calls, events, "
-                f"{', '.join(QUALITY_FIELDS)}) VALUES ({', '.join('?' * (12 + 5))})",
+                "seed, status, error, position, finished_at, replica_calls, labelled, events, "
+                f"{', '.join(QUALITY_FIELDS)}) VALUES ({', '.join('?' * (13 + 5))})",
                 (
                     c.conversation_id,
                     c.cell_key,
@@ -200,6 +200,7 @@ class Writer:
                     c.position,
                     c.finished_at,
                     replica_calls,
+                    len(labels),
                     len(events),
                     *quality(events),
                 ),
@@ -234,7 +235,11 @@ class Writer:
         )
         return conv
 
-    def add_labels(self, conv: int, labels: Iterable[tuple[Any, ...]]) -> None:
+    def add_labels(self, conv: int, labels: Sequence[tuple[Any, ...]]) -> None:
+        """Add (or replace) labels of one conversation; its `labelled` count says it changed."""
+        self._db.execute(
+            "UPDATE conversations SET labelled = labelled + ? WHERE conv = ?", (len(labels), conv)
+        )
         self._db.executemany(
             f"INSERT OR REPLACE INTO labels (conv, {', '.join(_LABEL_NAMES)}) "
             f"VALUES ({', '.join('?' * (1 + len(_LABEL_NAMES)))})",

@@ -95,6 +95,7 @@ CREATE TABLE IF NOT EXISTS conversations (
     position INTEGER NOT NULL,
     finished_at REAL NOT NULL,
     replica_calls TEXT,
+    labelled INTEGER NOT NULL,
     events INTEGER NOT NULL,
 """
     + "".join(f"    {f} INTEGER NOT NULL,\n" for f in QUALITY_FIELDS).rstrip(",\n")
