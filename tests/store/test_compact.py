@@ -249,6 +249,11 @@ def test_commands_that_show_no_prompt_read_none(
     directory, _ = runs["peer_pressure"]
     parts: list[str] = []
     documents, records = rows_module.Decoder.documents, _lookup.StoredConversations._records
+    each = rows_module.Decoder.each_record
+
+    def noted_each(self: Any, part: str, *args: Any) -> Any:
+        parts.append(part)
+        return each(self, part, *args)
 
     def noted_documents(self: Any, part: str, convs: Any = None) -> Any:
         parts.append(part)
@@ -260,6 +265,7 @@ def test_commands_that_show_no_prompt_read_none(
 
     monkeypatch.setattr(rows_module.Decoder, "documents", noted_documents)
     monkeypatch.setattr(_lookup.StoredConversations, "_records", noted_records)
+    monkeypatch.setattr(rows_module.Decoder, "each_record", noted_each)
     for args in (
         ["status", directory],
         ["metrics", directory, "--json"],
