@@ -276,3 +276,14 @@ def test_commands_that_show_no_prompt_read_none(
     assert "prompts" not in parts and "event_meta" not in parts
     assert invoke("export", directory, "-o", tmp_path / "tables").exit_code == 0
     assert "prompts" in parts
+
+
+def test_a_run_without_labels_has_the_empty_labels_table_of_schema_3(tmp_path: Path) -> None:
+    """Columns of an empty table keep the object dtype SQLite's reader gives them, so the
+    exported Parquet reads back as it did."""
+    experiment = tmp_path / "tiny.yaml"
+    experiment.write_text(json.dumps(discussion_experiment()))
+    run(experiment, tmp_path / "run")
+    labels = whole(tmp_path / "run").labels
+    assert labels.empty
+    assert all(labels[c].dtype == object for c in labels.columns if c != "run_id")

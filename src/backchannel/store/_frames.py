@@ -81,8 +81,16 @@ def _select(
 
 
 def _decode_codes(frame: pd.DataFrame, columns: Sequence[str], names: dict[int, str]) -> None:
+    if frame.empty:  # an empty column keeps the dtype SQLite's reader gives it (object)
+        return
     for column in columns:
         frame[column] = frame[column].map(names)
+
+
+def _ids(frame: pd.DataFrame, scope: Scope) -> pd.Series:
+    """The conversation id of each row (by its conv), from the popped `conv` column."""
+    convs = frame.pop("conv")
+    return convs if frame.empty else convs.map(scope.id_of)
 
 
 def _ordered(frame: pd.DataFrame, scope: Scope, keys: Sequence[str]) -> pd.DataFrame:
@@ -101,7 +109,7 @@ def events_frame(
     frame = pd.DataFrame.from_records(rows, columns=["conv", *_EVENT_STORED], coerce_float=True)
     _decode_codes(frame, [_EVENT_STORED[i] for i in EVENT_CODED], decoder.names)
     frame = _ordered(frame, scope, ["seq"])
-    frame.insert(0, "conversation_id", frame.pop("conv").map(scope.id_of))
+    frame.insert(0, "conversation_id", _ids(frame, scope))
     frame.insert(0, "run_id", run_id)
     frame["cached"] = frame["cached"].astype(bool)
     frame["turn"] = frame["turn"].astype("Int64")
@@ -151,7 +159,7 @@ def labels_frame(
     frame = pd.DataFrame.from_records(rows, columns=["conv", *_LABEL_STORED], coerce_float=True)
     _decode_codes(frame, [_LABEL_STORED[i] for i in LABEL_CODED], decoder.names)
     frame = _ordered(frame, scope, ["event_seq", "judge"])
-    frame.insert(0, "conversation_id", frame.pop("conv").map(scope.id_of))
+    frame.insert(0, "conversation_id", _ids(frame, scope))
     frame.insert(0, "run_id", run_id)
     return frame[column_names(LABEL_TABLE)]
 
