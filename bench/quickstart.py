@@ -38,7 +38,6 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import sqlite3
 import sys
 import time
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import machine, table, temporary_directory
 
-from backchannel import _runner
+from backchannel import _runner, open_run
 from backchannel.backends._local import LocalBackend, resolve_model_path
 from backchannel.experiment import load_experiment
 
@@ -87,11 +86,8 @@ class Tokens:
 
 def run_tokens(run_directory: Path) -> Tokens:
     """Sum the stored `meta.timings` of every model call of a run."""
-    db = sqlite3.connect(run_directory / "run.sqlite")
-    try:
-        rows = db.execute("SELECT meta FROM events WHERE model != ''").fetchall()
-    finally:
-        db.close()
+    events = open_run(run_directory).tables.events
+    rows = [(meta,) for meta in events.loc[events["model"] != "", "meta"]]
     sums = dict.fromkeys(("prompt_n", "cache_n", "predicted_n", "prompt_ms", "predicted_ms"), 0.0)
     calls = missing = 0
     for (meta,) in rows:

@@ -1,19 +1,78 @@
 """SQLite files of a run directory opened safely: a damaged file is detected before anything is
-written into it, and read-only opening works on a read-only copy of a run directory."""
+written into it, and read-only opening works on a read-only copy of a run directory.
+
+A whole-file `quick_check` reads every page, seconds for a large run, so it is made once when a
+writer closes the file and recorded beside it (`-check`: the file's size, times and inode as
+they were when found sound). Opening a file that still matches its record checks only the
+header; any later write to it (a run, a copy, damage) changes those, and the next open checks
+again: the tables a command reads, or the whole file.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 _HEADER = b"SQLite format 3\x00"
+CHECK_SUFFIX = "-check"
 
 
-def damage(path: Path) -> str | None:
+def _stamp(path: Path) -> dict[str, int] | None:
+    """What a write to `path` changes (None while a write-ahead log is beside it)."""
+    if Path(f"{path}-wal").exists():
+        return None
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return {
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "ctime_ns": stat.st_ctime_ns,
+        "inode": stat.st_ino,
+    }
+
+
+def record_sound(path: Path) -> None:
+    """After a writer closed `path`: check the whole file and, when it is sound, record that
+    beside it, so the next opens need not check it again. Writes nothing where it cannot."""
+    record = Path(f"{path}{CHECK_SUFFIX}")
+    try:
+        record.unlink(missing_ok=True)
+    except OSError:
+        return
+    stamp = _stamp(path)
+    if stamp is None or _check(path, None) is not None:
+        return
+    if _stamp(path) != stamp:
+        return
+    staged = record.with_name(f".{record.name}.tmp")
+    try:
+        staged.write_text(json.dumps({"sound": stamp}))
+        os.replace(staged, record)
+    except OSError:
+        staged.unlink(missing_ok=True)
+
+
+def recorded_sound(path: Path) -> bool:
+    """Whether `path` is exactly as it was when a writer found it sound."""
+    try:
+        recorded = json.loads(Path(f"{path}{CHECK_SUFFIX}").read_text())
+    except (OSError, ValueError):
+        return False
+    stamp = _stamp(path)
+    return stamp is not None and isinstance(recorded, dict) and recorded.get("sound") == stamp
+
+
+def damage(path: Path, tables: Sequence[str] | None = None) -> str | None:
     """Why the existing SQLite file at `path` cannot be trusted, or None when it reads as sound.
 
-    Checks the header (a zero-byte or garbage file is not a database) and runs SQLite's
-    `quick_check`, read-only, so the check itself writes nothing."""
+    Checks the header (a zero-byte or garbage file is not a database); unless the file is as a
+    writer recorded it sound, runs SQLite's `quick_check`, read-only, so the check itself
+    writes nothing: of `tables` (and their indexes) when given, else of the whole file."""
     try:
         with path.open("rb") as handle:
             header = handle.read(len(_HEADER))
@@ -23,12 +82,27 @@ def damage(path: Path) -> str | None:
         return "is empty (0 bytes)"
     if header != _HEADER:
         return "is not an SQLite database"
+    if recorded_sound(path):
+        return None
+    return _check(path, tables)
+
+
+def _check(path: Path, tables: Sequence[str] | None) -> str | None:
     try:
         db = connect_readonly(path)
     except sqlite3.Error as error:
         return f"is damaged ({error})"
     try:
-        rows = db.execute("PRAGMA quick_check").fetchall()
+        if tables is None:
+            rows = db.execute("PRAGMA quick_check").fetchall()
+        else:
+            present = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+            rows = [
+                row
+                for table in tables
+                if table in present
+                for row in db.execute(f'PRAGMA quick_check("{table}")').fetchall()
+            ]
     except sqlite3.Error as error:
         return f"is damaged ({error})"
     finally:

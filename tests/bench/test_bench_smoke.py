@@ -53,6 +53,7 @@ def test_overhead_quick(capsys: pytest.CaptureFixture[str]) -> None:
     # 5 conversations x 21 calls, in every configuration
     assert [m.calls for _, m in result.rows] == [105] * 4
     assert all(_positive(m.cpu_ms_per_call) for _, m in result.rows)
+    assert _positive(result.compact_ms_per_call)
     assert "ms CPU per call" in capsys.readouterr().out
 
 
@@ -148,3 +149,23 @@ def test_analysis_quick(tmp_path: Path) -> None:
     ]
     assert all(_positive(t.seconds) and _positive(t.peak_mib) for t in result.timings)
     assert (tmp_path / "peer_pressure_100_tables" / "events.parquet").exists()
+
+
+def test_store_encodings_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    _load("store_encodings").main(["--quick"])
+    printed = capsys.readouterr().out
+    assert "zstd-3 + first conversation as dictionary (the store)" in printed
+    assert "prompt JSON (schema 3)" in printed
+
+
+@pytest.mark.slow
+def test_store_bench_on_twenty_conversations(tmp_path: Path) -> None:
+    results = _load("store").main(
+        ["--sizes", "20", "--paradigms", "peer_pressure", "--dir", str(tmp_path)]
+    )
+    (measured,) = results
+    assert measured.conversations == 20 and measured.per_conversation > 0
+    names = [c.name for c in measured.commands]
+    assert names[:3] == ["run", "resume (0 calls)", "status"]
+    assert "view: one conversation" in names
+    assert all(_positive(c.seconds) and _positive(c.peak_mib) for c in measured.commands)

@@ -184,15 +184,12 @@ def test_calls_failing_after_retries_leave_conversations_incomplete_until_a_reru
 
 
 def stored_events(run: Path) -> list[str]:
-    import sqlite3
+    from backchannel import open_run
 
-    with sqlite3.connect(run / "run.sqlite") as db:
-        return [
-            row[0]
-            for row in db.execute(
-                "SELECT status FROM events WHERE kind != 'message' OR name != 'opening'"
-            )
-        ]
+    events = open_run(run).tables.core_events
+    return events.loc[
+        (events["kind"] != "message") | (events["name"] != "opening"), "status"
+    ].tolist()
 
 
 def test_a_model_that_cannot_be_served_is_refused_before_anything_is_written(

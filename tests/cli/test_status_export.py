@@ -73,6 +73,7 @@ def test_export_writes_tables_that_metrics_can_read(
         "events.csv",
         "labels.csv",
         "manifest.json",
+        "prompts.csv",
     ]
     tables = RunTables.from_directory(tmp_path / "tables")
     assert len(tables.conversations) == 2 and len(tables.events) == 22

@@ -11,7 +11,7 @@ import pytest
 from backchannel.backends import UsageMeter
 from backchannel.engine import ConversationSpec, Event, Item
 from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore
-from backchannel.store._schema import SCHEMA
+from backchannel.store._schema import SCHEMA_V3
 
 SPEC = ConversationSpec("all/q/0", "discussion", {}, "", Item("q"), 0, 1)
 
@@ -50,8 +50,8 @@ def test_a_store_written_before_direct_existed_is_upgraded_and_keeps_its_events(
     directory = tmp_path / "run"
     directory.mkdir()
     # Schema version 2: today's columns, with a channel CHECK that knew only public and private.
-    old_schema = SCHEMA.replace("('public', 'direct', 'private')", "('public', 'private')")
-    assert old_schema != SCHEMA
+    old_schema = SCHEMA_V3.replace("('public', 'direct', 'private')", "('public', 'private')")
+    assert old_schema != SCHEMA_V3
     insert_event = (
         "INSERT INTO events (conversation_id, seq, kind, name, round, turn, agent, role, "
         "channel, text, value, status, model, prompt_tokens, completion_tokens, latency_s, "
@@ -78,9 +78,9 @@ def test_a_store_written_before_direct_existed_is_upgraded_and_keeps_its_events(
     assert old[["text", "reasoning", "reasoning_tokens"]].values.tolist() == [["hi", "thought", 3]]
     assert "direct" in set(tables.events["channel"])
     with sqlite3.connect(directory / DATABASE_NAME) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
-        # Deleting a conversation still deletes its events: the rebuilt table kept its key.
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        # Deleting a conversation still deletes its events: the moved table kept its key.
         db.execute("PRAGMA foreign_keys=ON")
-        db.execute("DELETE FROM conversations WHERE conversation_id = 'old/q/0'")
-        count = db.execute("SELECT COUNT(*) FROM events WHERE conversation_id = 'old/q/0'")
-        assert count.fetchone()[0] == 0
+        (conv,) = db.execute("SELECT conv FROM conversations WHERE conversation_id = 'old/q/0'")
+        db.execute("DELETE FROM conversations WHERE conv = ?", conv)
+        assert db.execute("SELECT COUNT(*) FROM events WHERE conv = ?", conv).fetchone()[0] == 0

@@ -14,8 +14,9 @@ from conftest import WriteExperiment, discussion_experiment, invoke
 from backchannel.analysis import RunTables
 from backchannel.errors import RunDirectoryError
 from backchannel.store import SCHEMA_VERSION, RunStore, export_tables
+from backchannel.store import _export as store_export
 
-TABLE_FILES = {"events", "labels", "conversations", "manifest"}
+TABLE_FILES = {"events", "labels", "conversations", "prompts", "manifest"}
 
 
 def make_run(write: WriteExperiment, directory: Path, **overrides: Any) -> Path:
@@ -77,20 +78,20 @@ def test_a_failing_export_leaves_no_tables(
     finally:
         store.close()
     written: list[str] = []
-    real_to_parquet = pd.DataFrame.to_parquet
+    real_write = store_export._write_piece
 
-    def third_fails(frame: pd.DataFrame, path: Any, *args: Any, **kwargs: Any) -> Any:
-        written.append(Path(path).name)
+    def third_fails(frame: pd.DataFrame, path: Path) -> None:
+        written.append(path.name)
         if len(written) == 3:
             raise OSError("disk full")
-        return real_to_parquet(frame, path, *args, **kwargs)
+        real_write(frame, path)
 
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", third_fails)
+    monkeypatch.setattr(store_export, "_write_piece", third_fails)
     out = tmp_path / "tables"
     with pytest.raises(RunDirectoryError, match=r"cannot write the tables into .*disk full"):
         export_tables(tables, out, "parquet")
     # events and labels were written before conversations failed; none of them is left.
-    assert written == ["events.parquet", "labels.parquet", "conversations.parquet"]
+    assert written == ["events.0.piece", "labels.0.piece", "conversations.0.piece"]
     assert not out.exists() or list(out.iterdir()) == []
 
     monkeypatch.undo()

@@ -139,6 +139,7 @@ def test_an_export_replaces_the_folders_tables_and_cleans_stale_staging(
         "labels.csv",
         "manifest.json",
         "notes.txt",  # not a table: kept
+        "prompts.csv",
     ]
     tables = RunTables.from_directory(out)
     assert len(tables.events) > 0

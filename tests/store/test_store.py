@@ -166,6 +166,7 @@ def test_export_round_trips_through_run_tables(
         f"events.{fmt}",
         f"labels.{fmt}",
         f"conversations.{fmt}",
+        f"prompts.{fmt}",
         "manifest.json",
     }
     back = RunTables.from_directory(tmp_path / "export")
@@ -173,7 +174,7 @@ def test_export_round_trips_through_run_tables(
     exact = fmt == "parquet"
     # Parquet reads the events' meta column when it is first needed; CSV reads it at once.
     assert ("meta" in back.core_events.columns) == (not exact)
-    for name in ("events", "labels", "conversations"):
+    for name in ("events", "labels", "conversations", "prompts"):
         original, loaded = getattr(tables, name), getattr(back, name)
         assert list(loaded.columns) == list(original.columns), name
         assert len(loaded) == len(original), name
@@ -182,6 +183,7 @@ def test_export_round_trips_through_run_tables(
         elif len(original):  # CSV keeps values, not dtypes; every kind of null reads back as NaN
             pd.testing.assert_frame_equal(nulls_as_none(loaded), nulls_as_none(original))
     assert len(back.events) == 2 * 11  # two questions, one cell, one replicate
+    assert len(back.prompts) == 2 * 10  # every event but the moderator's opening was a call
     assert back.factors == ["model"] and (back.conversations["model"] == "sim").all()
 
 
@@ -217,7 +219,7 @@ def test_csv_export_keeps_numeric_looking_identifiers_as_text(tmp_path: Path) ->
     assert back.conversations.loc[0, "replicate"] == 0
 
 
-def test_event_meta_is_read_from_the_store_only_when_used(tmp_path: Path) -> None:
+def test_event_meta_and_prompts_are_read_from_the_store_only_when_used(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "run", create=True)
     first = Event(0, "probe", "answer", 0, None, "A", "participant", "private", text="x",
                   meta={"prompt": [["user", "Q?"]]})  # fmt: skip
@@ -228,5 +230,9 @@ def test_event_meta_is_read_from_the_store_only_when_used(tmp_path: Path) -> Non
     assert "meta" not in tables.core_events.columns
     events = tables.events
     assert list(events.columns) == EVENT_COLUMNS
-    assert [json.loads(m) for m in events["meta"]] == [{"prompt": [["user", "Q?"]]}, {}, {}]
+    # The prompt is not part of the events' meta: it is in the prompts table, read on its own.
+    assert [json.loads(m) for m in events["meta"]] == [{}, {}, {}]
     assert events["conversation_id"].tolist() == ["all/one/0", "all/one/0", "all/two/0"]
+    assert tables.prompts.values.tolist() == [
+        [tables.manifest.get("run_id", "run"), "all/one/0", 0, '[["user", "Q?"]]']
+    ]

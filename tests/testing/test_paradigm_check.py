@@ -28,9 +28,18 @@ def _events(rows: list[tuple[int, str, str, list[list[str]]]]) -> pd.DataFrame:
                 "text": text,
                 "latency_s": 0.1 * seq,
                 "cached": 0,
-                "meta": json.dumps({"prompt": prompt, "retries": seq}),
+                "meta": json.dumps({"retries": seq}),
             }
-            for seq, channel, text, prompt in rows
+            for seq, channel, text, _ in rows
+        ]
+    )
+
+
+def _prompts(rows: list[tuple[int, str, str, list[list[str]]]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"conversation_id": "c1", "seq": seq, "prompt": json.dumps(prompt)}
+            for seq, _, _, prompt in rows
         ]
     )
 
@@ -39,24 +48,20 @@ SECRET = "my private belief is the Eiffel tower, honestly"
 
 
 def test_a_private_answer_in_a_later_prompt_is_a_leak() -> None:
-    events = _events(
-        [
-            (1, "private", SECRET, [["user", "what do you think?"]]),
-            (2, "public", "hello", [["user", f"Conversation so far: {SECRET}"]]),
-        ]
-    )
-    assert _leaks(events) == [
+    leaking = [
+        (1, "private", SECRET, [["user", "what do you think?"]]),
+        (2, "public", "hello", [["user", f"Conversation so far: {SECRET}"]]),
+    ]
+    assert _leaks(_events(leaking), _prompts(leaking)) == [
         "conversation c1: the private answer of event 1 appears in the prompt of event 2"
     ]
-    clean = _events(
-        [(1, "private", SECRET, [["user", "q"]]), (2, "public", "hi", [["user", "so far: hi"]])]
-    )
-    assert _leaks(clean) == []
+    clean = [(1, "private", SECRET, [["user", "q"]]), (2, "public", "hi", [["user", "so far: hi"]])]
+    assert _leaks(_events(clean), _prompts(clean)) == []
 
 
 def test_resumed_events_are_compared_without_timings_and_retries() -> None:
     base = _events([(1, "public", "a", []), (2, "public", "b", [])])
-    retimed = base.assign(latency_s=[9.0, 9.0], meta=[json.dumps({"prompt": [], "retries": 5})] * 2)
+    retimed = base.assign(latency_s=[9.0, 9.0], meta=[json.dumps({"retries": 5})] * 2)
     assert _event_differences(base, retimed) == []
     changed = base.assign(text=["a", "c"])
     assert _event_differences(base, changed) == [

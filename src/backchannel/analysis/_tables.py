@@ -11,70 +11,32 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from backchannel._safe_text import from_csv_cell
+from backchannel.engine import (
+    CONVERSATION_TABLE,
+    EVENT_TABLE,
+    LABEL_TABLE,
+    PROMPT_TABLE,
+    Column,
+    column_names,
+)
 
-EVENT_COLUMNS = [
-    "run_id",
-    "conversation_id",
-    "seq",
-    "kind",
-    "name",
-    "round",
-    "turn",
-    "agent",
-    "role",
-    "channel",
-    "text",
-    "reasoning",
-    "value",
-    "status",
-    "model",
-    "prompt_tokens",
-    "completion_tokens",
-    "reasoning_tokens",
-    "latency_s",
-    "cached",
-    "meta",
-]
-LABEL_COLUMNS = [
-    "run_id",
-    "conversation_id",
-    "event_seq",
-    "judge",
-    "label",
-    "status",
-    "text",
-    "model",
-]
-CONVERSATION_BASE_COLUMNS = [
-    "run_id",
-    "conversation_id",
-    "paradigm",
-    "cell_key",
-    "cell",
-    "item_id",
-    "replicate",
-    "seed",
-    "status",
-    "error",
-    "meta",
-]
+EVENT_COLUMNS = column_names(EVENT_TABLE)
+PROMPT_COLUMNS = column_names(PROMPT_TABLE)
+LABEL_COLUMNS = column_names(LABEL_TABLE)
+CONVERSATION_BASE_COLUMNS = column_names(CONVERSATION_TABLE)
+
 
 # Text columns that are never null: CSV writes "" and null alike, so these read back as "".
+def _text_not_null(columns: tuple[Column, ...]) -> list[str]:
+    return [c.name for c in columns if c.type is str and not c.nullable and c.name not in _IDS]
+
+
+_IDS = ("run_id", "conversation_id")
 _TEXT_NOT_NULL = {
-    "events": [
-        "kind",
-        "name",
-        "agent",
-        "role",
-        "channel",
-        "text",
-        "reasoning",
-        "status",
-        "model",
-        "meta",
-    ],
-    "labels": ["judge", "status", "text", "model"],
-    "conversations": ["cell_key", "cell", "item_id", "status", "meta"],
+    "events": _text_not_null(EVENT_TABLE),
+    "labels": _text_not_null(LABEL_TABLE),
+    "conversations": _text_not_null(CONVERSATION_TABLE),
+    "prompts": _text_not_null(PROMPT_TABLE),
 }
 
 # Identifiers and texts stay strings when read back from CSV (an item id "1" is not the number 1).
@@ -106,9 +68,10 @@ class RunTables:
     `done_conversations()` give them decoded, which is how every paradigm reads a run.
     Inside `reuse()`, such extractions are computed once and shared (see `memo`).
 
-    `event_meta`, when given, reads the events' `meta` column (the largest: each call's
-    prompt) on first use of `events`; `core_events` never needs it, so an analysis that reads
-    no event meta never loads it.
+    `event_meta`, when given, reads the events' `meta` column on first use of `events`;
+    `core_events` never needs it, so an analysis that reads no event meta never loads it.
+    `prompts` (a frame of `PROMPT_COLUMNS`, or how to read it) is read on first use of
+    `prompts` only: the prompts are most of a run's text and no metric needs them.
     """
 
     def __init__(
@@ -119,9 +82,11 @@ class RunTables:
         manifest: dict[str, Any] | None = None,
         *,
         event_meta: Callable[[pd.DataFrame], pd.Series] | None = None,
+        prompts: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
     ) -> None:
         self._events = events
         self._event_meta = event_meta
+        self._prompts = prompts
         self.labels = labels
         self.conversations = conversations
         self.manifest: dict[str, Any] = {} if manifest is None else manifest
@@ -149,6 +114,16 @@ class RunTables:
     def events(self, frame: pd.DataFrame) -> None:
         self._events = frame
         self._event_meta = None
+
+    @property
+    def prompts(self) -> pd.DataFrame:
+        """One row per model call: conversation, seq and the prompt it was sent (JSON text of
+        `[[role, content], ...]`), in stored order; read on first use."""
+        if self._prompts is None:
+            self._prompts = pd.DataFrame(columns=PROMPT_COLUMNS)
+        elif callable(self._prompts):
+            self._prompts = self._prompts()
+        return self._prompts
 
     @property
     def core_events(self) -> pd.DataFrame:
@@ -260,31 +235,17 @@ class RunTables:
         levels: dict[str, list[Any]] = (manifest.get("config_resolved") or {}).get("factors") or {}
         frames: dict[str, pd.DataFrame] = {}
         event_meta: Callable[[pd.DataFrame], pd.Series] | None = None
-        for name in ("events", "labels", "conversations"):
+        prompts: Callable[[], pd.DataFrame] | None = None
+        for name in ("events", "labels", "conversations", "prompts"):
             parquet, csv = directory / f"{name}.parquet", directory / f"{name}.csv"
+            if name == "prompts":
+                if parquet.exists() or csv.exists():
+                    prompts = _later_table(cls._read_table, directory, name, levels)
+                continue
             if parquet.exists() and name == "events":
                 frames[name], event_meta = _lazy_parquet_events(parquet)
-            elif parquet.exists():
-                frames[name] = pd.read_parquet(parquet)
-            elif csv.exists():
-                dtypes = dict(_STRING_DTYPES[name])
-                if name == "conversations":
-                    dtypes.update(dict.fromkeys(levels, str))
-                frame = pd.read_csv(csv, keep_default_na=False, na_values=[""], dtype=dtypes)
-                # Text cells the export escaped against spreadsheet formulas get their text back.
-                for column in frame.columns:
-                    if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
-                        frame[column] = frame[column].map(from_csv_cell)
-                text = [c for c in _TEXT_NOT_NULL[name] if c in frame.columns]
-                frame[text] = frame[text].astype(object).fillna("")
-                if name == "conversations":
-                    # CSV has no types: give factor columns back the levels the file declared
-                    # (a level "1" stays the text "1", a level 1 the number 1).
-                    for factor, declared in levels.items():
-                        if factor in frame.columns:
-                            by_text = {_csv_text(level): level for level in declared}
-                            frame[factor] = frame[factor].map(lambda v, m=by_text: m.get(v, v))
-                frames[name] = frame
+            elif parquet.exists() or csv.exists():
+                frames[name] = cls._read_table(directory, name, levels)
             else:
                 raise FileNotFoundError(
                     f"{directory} has no {name}.parquet or {name}.csv; "
@@ -296,7 +257,33 @@ class RunTables:
             frames["conversations"],
             manifest,
             event_meta=event_meta,
+            prompts=prompts,
         )
+
+    @staticmethod
+    def _read_table(directory: Path, name: str, levels: dict[str, list[Any]]) -> pd.DataFrame:
+        """One exported table (Parquet, or CSV read back with its types)."""
+        parquet, csv = directory / f"{name}.parquet", directory / f"{name}.csv"
+        if parquet.exists():
+            return pd.read_parquet(parquet)
+        dtypes = dict(_STRING_DTYPES[name])
+        if name == "conversations":
+            dtypes.update(dict.fromkeys(levels, str))
+        frame = pd.read_csv(csv, keep_default_na=False, na_values=[""], dtype=dtypes)
+        # Text cells the export escaped against spreadsheet formulas get their text back.
+        for column in frame.columns:
+            if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
+                frame[column] = frame[column].map(from_csv_cell)
+        text = [c for c in _TEXT_NOT_NULL[name] if c in frame.columns]
+        frame[text] = frame[text].astype(object).fillna("")
+        if name == "conversations":
+            # CSV has no types: give factor columns back the levels the file declared
+            # (a level "1" stays the text "1", a level 1 the number 1).
+            for factor, declared in levels.items():
+                if factor in frame.columns:
+                    by_text = {_csv_text(level): level for level in declared}
+                    frame[factor] = frame[factor].map(lambda v, m=by_text: m.get(v, v))
+        return frame
 
     @classmethod
     def empty(cls) -> RunTables:
@@ -305,6 +292,15 @@ class RunTables:
             pd.DataFrame(columns=LABEL_COLUMNS),
             pd.DataFrame(columns=CONVERSATION_BASE_COLUMNS),
         )
+
+
+def _later_table(
+    read: Callable[[Path, str, dict[str, list[Any]]], pd.DataFrame],
+    directory: Path,
+    name: str,
+    levels: dict[str, list[Any]],
+) -> Callable[[], pd.DataFrame]:
+    return lambda: read(directory, name, levels)
 
 
 def _lazy_parquet_events(

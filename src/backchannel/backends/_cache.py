@@ -15,7 +15,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from backchannel._sqlite import connect_readonly, damage
+from backchannel._sqlite import connect_readonly, damage, record_sound
 from backchannel.backends._base import Backend
 from backchannel.backends._types import RawCompletion, Request, constraint_key
 from backchannel.errors import RunDirectoryError
@@ -151,6 +151,7 @@ class ResponseCache:
 
     def close(self) -> None:
         self._db.close()
+        record_sound(self.path)  # so read commands need not check the whole file again
 
 
 def damaged_cache_message(path: Path, problem: str) -> str:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -14,7 +14,6 @@ from backchannel.cli._common import (
     err,
     friendly_errors,
     out,
-    paradigm_of,
     print_errors,
     print_skipped,
 )
@@ -31,13 +30,19 @@ def status_command(
     run: Annotated[Path, typer.Argument(help="The run directory.")],
 ) -> None:
     """Conversations, calls, tokens, cache hits, retries and failures of a stored run."""
-    from backchannel.store import RunStore, describe_quality, incomplete_summary, unusable_message
+    from backchannel.store import (
+        STATUS_TABLES,
+        RunStore,
+        describe_quality,
+        incomplete_summary,
+        unusable_message,
+    )
 
-    store = RunStore(run, readonly=True)
+    store = RunStore(run, readonly=True, reads=STATUS_TABLES)
     try:
         manifest, counts, usage = store.manifest(), store.counts(), store.usage()
         errors, quality, state = store.errors(), store.answer_quality(), store.run_state()
-        metas = store.conversation_metas()
+        replicas = store.replica_calls()
     finally:
         store.close()
     from backchannel.backends import model_caveat
@@ -69,7 +74,7 @@ def status_command(
     )
     for model, u in sorted(usage.by_model.items()):
         out.print(f"  {model}: {u.calls} calls, {u.prompt_tokens + u.completion_tokens} tokens")
-    per_replica, moved = replica_calls(metas)
+    per_replica, moved = replica_calls(replicas)
     if per_replica:
         out.print(
             f"replicas: calls of stored conversations ({moved} conversation(s) moved to "
@@ -93,12 +98,13 @@ def status_command(
         )
 
 
-def replica_calls(metas: Iterable[str | None]) -> tuple[dict[str, int], int]:
-    """Calls per replica summed over conversations' meta, and how many used more than one."""
+def replica_calls(stored: Iterable[str | None]) -> tuple[dict[str, int], int]:
+    """Calls per replica summed over conversations (their `meta.replica_calls` as JSON), and
+    how many conversations used more than one."""
     totals: dict[str, int] = {}
     moved = 0
-    for text in metas:
-        calls = json.loads(text).get("replica_calls") if text else None
+    for text in stored:
+        calls = json.loads(text) if text else None
         if not calls:
             continue
         moved += len(calls) > 1
@@ -107,18 +113,21 @@ def replica_calls(metas: Iterable[str | None]) -> tuple[dict[str, int], int]:
     return totals, moved
 
 
-def _paradigm_tables(tables: RunTables) -> dict[str, pd.DataFrame]:
-    """The paradigm's own tables; none (said on stderr) when its paradigm is not installed."""
+def _paradigm_tables(manifest: dict[str, Any]) -> Callable[[RunTables], dict[str, pd.DataFrame]]:
+    """How to build the paradigm's own tables of a batch; none (said on stderr) when its
+    paradigm is not installed."""
     from backchannel.errors import ConfigError
 
-    if not tables.manifest.get("paradigm"):
-        return {}
+    if not manifest.get("paradigm"):
+        return lambda _: {}
+    from backchannel.paradigms import get_paradigm
+
     try:
-        paradigm = paradigm_of(tables)
+        paradigm = get_paradigm(str(manifest["paradigm"]))
     except ConfigError as error:
         err.print(f"only the common tables are written: {error}", markup=False)
-        return {}
-    return paradigm.tables(tables)
+        return lambda _: {}
+    return paradigm.tables
 
 
 @friendly_errors
@@ -131,16 +140,18 @@ def export_command(
 ) -> None:
     """Write the tidy tables (events, labels, conversations, manifest, and the paradigm's own
     tables, such as a citation graph) of a run."""
-    from backchannel.store import RunStore, export_tables, incomplete_summary
+    from backchannel.store import EXPORT_BATCH, RunStore, export_batches, incomplete_summary
 
     store = RunStore(run, readonly=True)
     try:
-        tables = store.tables()
+        manifest = {**store.manifest(), "run_state": store.run_state()}
+        written = export_batches(
+            store.batches(EXPORT_BATCH), output, fmt, _paradigm_tables(manifest)
+        )
     finally:
         store.close()
-    written = export_tables(tables, output, fmt, _paradigm_tables(tables))
     for path in written:
         out.print(str(path), soft_wrap=True, markup=False, highlight=False)
-    partial = incomplete_summary(tables.manifest.get("run_state"))
+    partial = incomplete_summary(manifest.get("run_state"))
     if partial:
         err.print(f"[yellow]note:[/] {partial} (manifest.json: run_state)")

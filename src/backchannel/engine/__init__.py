@@ -6,6 +6,14 @@ from backchannel._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from backchannel.engine._agent import Agent
+    from backchannel.engine._columns import (
+        CONVERSATION_TABLE,
+        EVENT_TABLE,
+        LABEL_TABLE,
+        PROMPT_TABLE,
+        Column,
+        column_names,
+    )
     from backchannel.engine._conversation import (
         ConversationContext,
         ConversationSpec,
@@ -37,14 +45,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHANNELS",
+    "CONVERSATION_TABLE",
+    "EVENT_TABLE",
+    "LABEL_TABLE",
     "MAX_AGENTS",
     "MODERATOR",
     "PLACEMENTS",
     "PROBE_SETTINGS",
+    "PROMPT_TABLE",
     "RECIPIENTS",
     "TOPOLOGIES",
     "Agent",
     "Channel",
+    "Column",
     "ConversationContext",
     "ConversationOutcome",
     "ConversationSpec",
@@ -60,6 +73,7 @@ __all__ = [
     "TopologySpec",
     "active_conversations",
     "build_graph",
+    "column_names",
     "distances",
     "graph_meta",
     "hears",
@@ -78,6 +92,14 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         globals(),
         {
             "._agent": ("Agent",),
+            "._columns": (
+                "CONVERSATION_TABLE",
+                "EVENT_TABLE",
+                "LABEL_TABLE",
+                "PROMPT_TABLE",
+                "Column",
+                "column_names",
+            ),
             "._conversation": (
                 "ConversationContext",
                 "ConversationSpec",

@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING
 from backchannel._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from backchannel.store._export import ExportFormat, export_tables
+    from backchannel.store._export import ExportFormat, export_batches, export_tables
+    from backchannel.store._lookup import StoredConversations
     from backchannel.store._quality import (
         UNUSABLE_THRESHOLD,
         answer_quality,
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from backchannel.store._store import (
         CACHE_NAME,
         DATABASE_NAME,
+        EXPORT_BATCH,
+        STATUS_TABLES,
         RunStore,
         incomplete_summary,
         usage_by_model,
@@ -25,12 +28,16 @@ if TYPE_CHECKING:
 __all__ = [
     "CACHE_NAME",
     "DATABASE_NAME",
+    "EXPORT_BATCH",
     "SCHEMA_VERSION",
+    "STATUS_TABLES",
     "UNUSABLE_THRESHOLD",
     "ExportFormat",
     "RunStore",
+    "StoredConversations",
     "answer_quality",
     "describe_quality",
+    "export_batches",
     "export_tables",
     "incomplete_summary",
     "unusable_message",
@@ -42,7 +49,8 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
-            "._export": ("ExportFormat", "export_tables"),
+            "._export": ("ExportFormat", "export_batches", "export_tables"),
+            "._lookup": ("StoredConversations",),
             "._quality": (
                 "UNUSABLE_THRESHOLD",
                 "answer_quality",
@@ -54,6 +62,8 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._store": (
                 "CACHE_NAME",
                 "DATABASE_NAME",
+                "EXPORT_BATCH",
+                "STATUS_TABLES",
                 "RunStore",
                 "incomplete_summary",
                 "usage_by_model",

@@ -18,15 +18,6 @@ UNUSABLE_THRESHOLD = 0.5
 An answer is empty when its text is blank (whatever the call asked for), unreadable when it
 has text that could not be parsed into the asked format even after the re-asks."""
 
-_BLANK = "TRIM(text, ' ' || char(9, 10, 13)) = ''"
-QUALITY_SQL = (
-    "SELECT COUNT(*), "
-    f"COALESCE(SUM(status IN ('ok', 'parse_failure') AND {_BLANK}), 0), "
-    f"COALESCE(SUM(status = 'parse_failure' AND NOT {_BLANK}), 0), "
-    "COALESCE(SUM(status = 'refusal'), 0), "
-    "COALESCE(SUM(status = 'error'), 0) FROM events WHERE model != ''"
-)
-
 
 def quality_from_row(row: tuple[Any, ...]) -> dict[str, int]:
     answers, empty, unreadable, refused, errors = (int(v) for v in row)
@@ -40,7 +31,8 @@ def quality_from_row(row: tuple[Any, ...]) -> dict[str, int]:
 
 
 def answer_quality(events: pd.DataFrame) -> dict[str, int]:
-    """The counts of `QUALITY_SQL`, from an events table (for exported tables)."""
+    """The answer counts of an events table (for exported tables); the run store keeps the
+    same counts per conversation as it stores them (`_rows.quality`)."""
     if events.empty:
         return quality_from_row((0, 0, 0, 0, 0))
     answered = events[events["model"].fillna("").astype(str) != ""]

@@ -9,79 +9,63 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from backchannel._sqlite import connect_readonly, damage, readable_rows
+from backchannel._sqlite import (
+    CHECK_SUFFIX,
+    connect_readonly,
+    damage,
+    readable_rows,
+    record_sound,
+)
 from backchannel.backends import Usage, UsageMeter
 from backchannel.errors import RunDirectoryError
-from backchannel.store._quality import QUALITY_SQL, quality_from_row
-from backchannel.store._schema import SCHEMA_VERSION, migrate, newer_schema_message
+from backchannel.store._migrate import MigrationError, bring_up_to_date, moving
+from backchannel.store._quality import quality_from_row
+from backchannel.store._rows import (
+    ConversationRecord,
+    Decoder,
+    EventRecord,
+    Writer,
+    canonical_json,
+    split_meta,
+)
+from backchannel.store._schema import (
+    EVENT_STORED,
+    QUALITY_FIELDS,
+    SCHEMA_VERSION,
+    newer_schema_message,
+)
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from backchannel.analysis import RunTables
     from backchannel.engine import ConversationSpec, Event, Label
 
 DATABASE_NAME = "run.sqlite"
+STATUS_TABLES = ("manifest", "conversations", "usage", "names")
+"""The tables `status` reads (and checks, when the file is not as its writer left it)."""
 CACHE_NAME = "cache.sqlite"
-# Columns are named on insert: stores migrated from older versions have added ones last.
-_EVENT_FIELDS = (
-    "conversation_id",
-    "seq",
-    "kind",
-    "name",
-    "round",
-    "turn",
-    "agent",
-    "role",
-    "channel",
-    "text",
-    "value",
-    "status",
-    "model",
-    "prompt_tokens",
-    "completion_tokens",
-    "latency_s",
-    "cached",
-    "meta",
-    "reasoning",
-    "reasoning_tokens",
-)
-_USAGE_FIELDS = (
-    "conversation_id",
-    "model",
-    "calls",
-    "cache_hits",
-    "prompt_tokens",
-    "completion_tokens",
-    "retries",
-    "reasks",
-    "failures",
-    "parse_failures",
-    "cost",
-    "reasoning_tokens",
-    "truncated",
-)
+EXPORT_BATCH = 100
+"""Conversations per batch of `export` (its memory is that of one batch)."""
 
 
 def usage_by_model(db: sqlite3.Connection) -> UsageMeter:
     """The run's usage summed per model, from an open run store connection (read-only is fine)."""
     meter = UsageMeter()
     for row in db.execute(
-        "SELECT model, SUM(calls), SUM(cache_hits), SUM(prompt_tokens), "
+        "SELECT n.name, SUM(calls), SUM(cache_hits), SUM(prompt_tokens), "
         "SUM(completion_tokens), "
         "SUM(retries), SUM(reasks), SUM(failures), SUM(parse_failures), SUM(cost), "
-        "SUM(reasoning_tokens), SUM(truncated) FROM usage GROUP BY model"
+        "SUM(reasoning_tokens), SUM(truncated) FROM usage u JOIN names n ON n.id = u.model "
+        "GROUP BY u.model"
     ):
         meter.model(row[0]).add(Usage(*row[1:]))
     return meter
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+_json = canonical_json
 
 
 class RunStore:
@@ -89,10 +73,19 @@ class RunStore:
 
     `readonly=True` (the read commands) opens the database read-only, so a read-only copy of a
     run directory works and nothing is written. An existing database is checked before use; a
-    damaged one is refused with how to recover, and never written into.
+    damaged one is refused with how to recover, and never written into. A file as the last
+    writer left it (and found sound when it closed) is not checked again; otherwise a command
+    that gives `reads` (the tables it reads) checks those, any other the whole file.
     """
 
-    def __init__(self, directory: Path, *, create: bool = False, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        create: bool = False,
+        readonly: bool = False,
+        reads: Sequence[str] | None = None,
+    ) -> None:
         self.directory = directory
         self.readonly = readonly
         path = directory / DATABASE_NAME
@@ -104,15 +97,18 @@ class RunStore:
                 "create one with `backchannel run EXPERIMENT.yaml -o DIR`"
             )
         if path.exists():
-            problem = damage(path)
+            problem = damage(path, reads if readonly else None)
             if problem is not None:
                 raise RunDirectoryError(_damaged_message(path, problem))
         self._lock: IO[str] | None = None
+        self._writer: Writer | None = None
+        self._decoder: Decoder | None = None
         if readonly:
             self._db = self._open_readonly(path)
             return
         _make_directory(directory)
         try:
+            Path(f"{path}{CHECK_SUFFIX}").unlink(missing_ok=True)  # written again on close
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
         except sqlite3.Error as error:
@@ -123,8 +119,8 @@ class RunStore:
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=10000")
         try:
-            migrate(self._db)
-        except RuntimeError as error:
+            bring_up_to_date(self._db)
+        except (RuntimeError, MigrationError) as error:
             self._db.close()
             raise RunDirectoryError(f"{directory}: {error}") from None
         except sqlite3.Error as error:
@@ -140,6 +136,7 @@ class RunStore:
         db = _open_readonly(path)
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = _has_schema(db)
+        pending = moving(db)
         db.close()
         if version > SCHEMA_VERSION:
             raise RunDirectoryError(f"{self.directory}: {newer_schema_message(version)}")
@@ -148,7 +145,7 @@ class RunStore:
                 f"{path} holds no run store (schema version {version}); point the command at a "
                 "run directory written by `backchannel run`"
             )
-        if version < SCHEMA_VERSION:
+        if version < SCHEMA_VERSION or pending:
             try:
                 RunStore(self.directory).close()  # migrates
             except RunDirectoryError:
@@ -209,110 +206,70 @@ class RunStore:
         error: str | None = None,
     ) -> None:
         """Store one finished conversation, replacing any earlier failed attempt, atomically."""
-        with self._transaction():
-            self._db.execute(
-                "DELETE FROM conversations WHERE conversation_id = ?", (spec.conversation_id,)
+        conversation = ConversationRecord(
+            spec.conversation_id,
+            spec.cell_key,
+            _json(spec.cell),
+            spec.item.item_id,
+            spec.replicate,
+            spec.seed,
+            status,
+            error,
+            _json({"item": spec.item.payload, **meta}),
+            position,
+            time.time(),
+        )
+        records = [_event_record(e) for e in events]
+        label_rows = [(x.event_seq, x.judge, x.label, x.status, x.text, x.model) for x in labels]
+        usage_rows = [
+            (
+                model,
+                u.calls,
+                u.cache_hits,
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.retries,
+                u.reasks,
+                u.failures,
+                u.parse_failures,
+                u.cost,
+                u.reasoning_tokens,
+                u.truncated,
             )
-            self._db.execute(
-                "INSERT INTO conversations (conversation_id, cell_key, cell, item_id, replicate, "
-                "seed, status, error, meta, position, finished_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    spec.conversation_id,
-                    spec.cell_key,
-                    _json(spec.cell),
-                    spec.item.item_id,
-                    spec.replicate,
-                    spec.seed,
-                    status,
-                    error,
-                    _json({"item": spec.item.payload, **meta}),
-                    position,
-                    time.time(),
-                ),
-            )
-            self._db.executemany(
-                f"INSERT INTO events ({', '.join(_EVENT_FIELDS)}) "
-                f"VALUES ({', '.join('?' * len(_EVENT_FIELDS))})",
-                [
-                    (
-                        spec.conversation_id,
-                        e.seq,
-                        e.kind,
-                        e.name,
-                        e.round,
-                        e.turn,
-                        e.agent,
-                        e.role,
-                        e.channel,
-                        e.text,
-                        None if e.value is None else _json(e.value),
-                        e.status,
-                        e.model,
-                        e.prompt_tokens,
-                        e.completion_tokens,
-                        e.latency_s,
-                        int(e.cached),
-                        _json(dict(e.meta)),
-                        e.reasoning,
-                        e.reasoning_tokens,
-                    )
-                    for e in events
-                ],
-            )
-            self._db.executemany(
-                f"INSERT INTO usage ({', '.join(_USAGE_FIELDS)}) "
-                f"VALUES ({', '.join('?' * len(_USAGE_FIELDS))})",
-                [
-                    (
-                        spec.conversation_id,
-                        model,
-                        u.calls,
-                        u.cache_hits,
-                        u.prompt_tokens,
-                        u.completion_tokens,
-                        u.retries,
-                        u.reasks,
-                        u.failures,
-                        u.parse_failures,
-                        u.cost,
-                        u.reasoning_tokens,
-                        u.truncated,
-                    )
-                    for model, u in usage.by_model.items()
-                ],
-            )
-            self._db.executemany(
-                "INSERT OR REPLACE INTO labels (conversation_id, event_seq, judge, label, status, "
-                "text, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (spec.conversation_id, x.event_seq, x.judge, x.label, x.status, x.text, x.model)
-                    for x in labels
-                ],
-            )
+            for model, u in usage.by_model.items()
+        ]
+        writer = self._writing()
+        with self._transaction(writer):
+            writer.insert(conversation, records, label_rows, usage_rows)
 
     def add_labels(
         self, judge: str, rows: Iterable[tuple[str, int, str | None, str, str, str]]
     ) -> int:
         """Store (conversation_id, event_seq, label, status, text, model) rows under `judge`."""
-        rows = list(rows)
-        with self._transaction():
-            self._db.executemany(
-                "INSERT OR REPLACE INTO labels (conversation_id, event_seq, judge, label, status, "
-                "text, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (c, s, judge, label, status, text, model)
-                    for c, s, label, status, text, model in rows
-                ],
-            )
-        return len(rows)
+        by_conversation: dict[str, list[tuple[Any, ...]]] = {}
+        count = 0
+        for c, s, label, status, text, model in rows:
+            by_conversation.setdefault(c, []).append((s, judge, label, status, text, model))
+            count += 1
+        writer = self._writing()
+        with self._transaction(writer):
+            for conversation_id, labels in by_conversation.items():
+                row = self._db.execute(
+                    "SELECT conv FROM conversations WHERE conversation_id = ?", (conversation_id,)
+                ).fetchone()
+                if row is None:
+                    raise ValueError(f"no conversation {conversation_id!r} in {self.directory}")
+                writer.add_labels(int(row[0]), labels)
+        return count
 
     def counts(self) -> dict[str, int]:
         done, incomplete, failed = self._db.execute(
             "SELECT COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status = 'incomplete'), 0), "
             "COALESCE(SUM(status = 'failed'), 0) FROM conversations"
         ).fetchone()
-        events = self._db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        events = self._db.execute("SELECT COALESCE(SUM(events), 0) FROM conversations").fetchone()[
+            0
+        ]
         return {
             "done": int(done),
             "incomplete": int(incomplete),
@@ -364,7 +321,8 @@ class RunStore:
 
     def answer_quality(self) -> dict[str, int]:
         """Model answers stored, and how many are empty, unreadable, refused or failed calls."""
-        return quality_from_row(self._db.execute(QUALITY_SQL).fetchone())
+        sums = ", ".join(f"COALESCE(SUM({f}), 0)" for f in QUALITY_FIELDS)
+        return quality_from_row(self._db.execute(f"SELECT {sums} FROM conversations").fetchone())
 
     def errors(self, limit: int = 5) -> list[tuple[str, int, str]]:
         """Distinct errors of unfinished conversations: (last line, how many, one example id)."""
@@ -380,56 +338,96 @@ class RunStore:
     def usage(self) -> UsageMeter:
         return usage_by_model(self._db)
 
-    def conversation_metas(self) -> list[str | None]:
-        """The `meta` JSON of every stored conversation, in run order (the `meta` column of the
-        conversations table, read without building the tables)."""
-        rows = self._db.execute("SELECT meta FROM conversations ORDER BY position").fetchall()
-        return [meta for (meta,) in rows]
+    def replica_calls(self) -> list[str]:
+        """Calls per replica (JSON) of every stored conversation that recorded them, in run
+        order: `meta.replica_calls`, read without reading any conversation's meta."""
+        rows = self._db.execute(
+            "SELECT replica_calls FROM conversations WHERE replica_calls IS NOT NULL "
+            "ORDER BY position"
+        ).fetchall()
+        return [calls for (calls,) in rows]
 
     # tables -------------------------------------------------------------------------------
     def tables(self) -> RunTables:
         """The tidy tables of everything stored (see docs/data-schema.md); the manifest gains
-        `run_state`, saying whether the run is complete."""
-        import pandas as pd
-
-        from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, RunTables
+        `run_state`, saying whether the run is complete. The events' meta and the prompts are
+        read when first used."""
+        from backchannel.analysis import RunTables
+        from backchannel.store._frames import (
+            conversations_frame,
+            events_frame,
+            labels_frame,
+            scopes,
+        )
 
         manifest = {**self.manifest(), "run_state": self.run_state()}
         run_id = str(manifest.get("run_id", self.directory.name))
-        conversations = pd.read_sql_query(
-            "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, meta "
-            "FROM conversations ORDER BY position",
-            self._db,
+        (scope,) = scopes(self._db)
+        decoder = self._reading()
+        conversations = conversations_frame(
+            self._db, decoder, scope, manifest, run_id, everything=True
         )
-        conversations.insert(0, "run_id", run_id)
-        conversations.insert(2, "paradigm", manifest.get("paradigm", ""))
-        factors = list(manifest.get("factors", []))
-        cells = conversations["cell"].map(json.loads)
-        for factor in factors:
-            conversations[factor] = cells.map(lambda c, f=factor: c.get(f))
-        conversations = conversations[[*CONVERSATION_BASE_COLUMNS, *factors]]
-        order = {cid: i for i, cid in enumerate(conversations["conversation_id"])}
-        # Each event's meta (its prompt) is most of the table; it is read when first used.
-        columns = [c for c in EVENT_COLUMNS if c not in ("run_id", "meta")]
-        events = pd.read_sql_query(f"SELECT {', '.join(columns)} FROM events", self._db)
-        events.insert(0, "run_id", run_id)
-        events["cached"] = events["cached"].astype(bool)
-        events["turn"] = events["turn"].astype("Int64")
-        events = _in_conversation_order(events, order, "seq")
-        labels = pd.read_sql_query("SELECT * FROM labels", self._db)
-        labels.insert(0, "run_id", run_id)
-        labels = _in_conversation_order(labels, order, "event_seq", "judge")
+        events = events_frame(self._db, decoder, scope, run_id, everything=True)
+        labels = labels_frame(self._db, decoder, scope, run_id, everything=True)
         path = self.directory / DATABASE_NAME
         return RunTables(
-            events, labels, conversations, manifest, event_meta=lambda e: _event_meta(path, e)
+            events,
+            labels,
+            conversations,
+            manifest,
+            event_meta=lambda e: _later(path, "event_meta", e),
+            prompts=lambda: _later(path, "prompts", run_id),
         )
 
+    def batches(self, size: int) -> Iterator[RunTables]:
+        """The tidy tables in batches of `size` conversations, in run order, each with its
+        events' meta and prompts (what `export` writes, with memory flat in the run's size).
+        Each batch's manifest is the run's, with `run_state`."""
+        from backchannel.analysis import RunTables
+        from backchannel.store._frames import (
+            conversations_frame,
+            event_meta,
+            events_frame,
+            labels_frame,
+            prompts_frame,
+            scopes,
+        )
+
+        manifest = {**self.manifest(), "run_state": self.run_state()}
+        run_id = str(manifest.get("run_id", self.directory.name))
+        decoder = self._reading()
+        for scope in scopes(self._db, size):
+            events = events_frame(self._db, decoder, scope, run_id, everything=False)
+            events = events.assign(meta=event_meta(self._db, decoder, events, everything=False))
+            yield RunTables(
+                events,
+                labels_frame(self._db, decoder, scope, run_id, everything=False),
+                conversations_frame(self._db, decoder, scope, manifest, run_id, everything=False),
+                manifest,
+                prompts=prompts_frame(self._db, decoder, scope, run_id, everything=False),
+            )
+
     # plumbing -----------------------------------------------------------------------------
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
+    def _transaction(self, writer: Writer | None = None) -> _Transaction:
+        return _Transaction(self._db, writer)
+
+    def _writing(self) -> Writer:
+        if self._writer is None:
+            self._writer = Writer(self._db)
+        return self._writer
+
+    def _reading(self) -> Decoder:
+        if self._decoder is None:
+            self._decoder = Decoder(self._db)
+        else:
+            self._decoder.refresh(self._db)
+        return self._decoder
 
     def close(self) -> None:
+        """Close the store; a writer then checks the whole file once and records it sound."""
         self._db.close()
+        if not self.readonly:
+            record_sound(self.directory / DATABASE_NAME)
         if self._lock is not None:
             self._lock.close()
             self._lock = None
@@ -499,36 +497,51 @@ def _make_directory(directory: Path) -> None:
         ) from None
 
 
-def _event_meta(path: Path, events: pd.DataFrame) -> pd.Series:
-    """The stored `meta` of each of `events` (matched by conversation and seq)."""
-    import pandas as pd
+def _event_record(event: Event) -> EventRecord:
+    """An event's stored columns (in `EVENT_STORED` order), meta and prompt."""
+    meta, prompt = split_meta(dict(event.meta))
+    values = tuple(_stored_value(event, c.name) for c in EVENT_STORED)
+    return EventRecord(values, meta, prompt)
+
+
+def _stored_value(event: Event, name: str) -> Any:
+    value = getattr(event, name)
+    if name == "value":
+        return None if value is None else _json(value)
+    if name == "cached":
+        return int(value)
+    return value
+
+
+def _later(path: Path, part: str, arg: Any) -> Any:
+    """The events' meta (for the frame `arg`) or the prompts frame (of run `arg`), read from a
+    connection of their own: the tables outlive the store that made them."""
+    from backchannel.store._frames import event_meta, prompts_frame, scopes
 
     db = _open_readonly(path)
     try:
-        meta = pd.read_sql_query("SELECT conversation_id, seq, meta FROM events", db)
+        decoder = Decoder(db)
+        if part == "event_meta":
+            return event_meta(db, decoder, arg, everything=True)
+        (scope,) = scopes(db)
+        return prompts_frame(db, decoder, scope, arg, everything=True)
     finally:
         db.close()
-    keyed = meta.set_index(["conversation_id", "seq"])["meta"]
-    wanted = pd.MultiIndex.from_arrays([events["conversation_id"], events["seq"]])
-    return keyed.reindex(wanted).set_axis(events.index)
-
-
-def _in_conversation_order(frame: pd.DataFrame, order: dict[str, int], *keys: str) -> pd.DataFrame:
-    position = frame["conversation_id"].map(order).fillna(len(order))
-    return (
-        frame.assign(_position=position)
-        .sort_values(["_position", *keys], kind="stable")
-        .drop(columns="_position")
-        .reset_index(drop=True)
-    )
 
 
 class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, writer: Writer | None) -> None:
         self._db = db
+        self._writer = writer
 
     def __enter__(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, kind: object, value: object, traceback: object) -> None:
-        self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+        committed = False
+        try:
+            self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+            committed = kind is None
+        finally:
+            if self._writer is not None:
+                self._writer.settled(committed)

@@ -59,7 +59,8 @@ def _run_checks(loaded: Any, directory: Path, limit: int | None) -> list[str]:
     run(loaded, directory / "resumed", limit=half)
     resumed = run(loaded, directory / "resumed", limit=limit)
     problems += _event_differences(whole.tables.events, resumed.tables.events)
-    problems += _leaks(whole.tables.events)
+    problems += _prompt_differences(whole.tables.prompts, resumed.tables.prompts)
+    problems += _leaks(whole.tables.events, whole.tables.prompts)
     return problems
 
 
@@ -99,6 +100,23 @@ def _event_differences(first: pd.DataFrame, second: pd.DataFrame) -> list[str]:
     ]
 
 
+def _prompt_differences(first: pd.DataFrame, second: pd.DataFrame) -> list[str]:
+    """Calls of two runs of the same plan whose prompts differ."""
+    keys = ["conversation_id", "seq"]
+    a = first.set_index(keys)["prompt"].sort_index()
+    b = second.set_index(keys)["prompt"].sort_index()
+    if not a.index.equals(b.index):
+        return [f"a resumed run stored {len(b)} prompts where an uninterrupted one stored {len(a)}"]
+    differing = a[a != b]
+    if differing.empty:
+        return []
+    where = differing.index[0]
+    return [
+        f"a resumed run sent {len(differing)} prompts unlike an uninterrupted one's (first: "
+        f"conversation {where[0]}, seq {where[1]})"
+    ]
+
+
 def _steady(meta: Any) -> Any:
     decoded = json.loads(meta) if isinstance(meta, str) and meta else meta
     if isinstance(decoded, dict):
@@ -106,20 +124,20 @@ def _steady(meta: Any) -> Any:
     return decoded
 
 
-def _leaks(events: pd.DataFrame) -> list[str]:
+def _leaks(events: pd.DataFrame, prompts: pd.DataFrame) -> list[str]:
     """Private answers that appear in a later prompt of the same conversation."""
     found: list[str] = []
+    sent: dict[Any, list[tuple[int, str]]] = {}
+    for cid, seq, prompt in prompts[["conversation_id", "seq", "prompt"]].itertuples(index=False):
+        sent.setdefault(cid, []).append((int(seq), _prompt_text(prompt)))
     for conversation, group in events.groupby("conversation_id", sort=False):
-        group = group.sort_values("seq")
-        prompts = [
-            (int(s), _prompt_text(m)) for s, m in zip(group["seq"], group["meta"], strict=True)
-        ]
+        prompts_of = sent.get(conversation, [])
         private = group[(group["channel"] == "private") & (group["status"] == "ok")]
         for seq, text in zip(private["seq"], private["text"], strict=True):
             text = str(text).strip()
             if len(text) < MIN_LEAK_TEXT:
                 continue
-            later = [s for s, prompt in prompts if s > int(seq) and text in prompt]
+            later = [s for s, prompt in prompts_of if s > int(seq) and text in prompt]
             if later:
                 found.append(
                     f"conversation {conversation}: the private answer of event {seq} appears "
@@ -128,10 +146,9 @@ def _leaks(events: pd.DataFrame) -> list[str]:
     return found
 
 
-def _prompt_text(meta: Any) -> str:
-    """The text of the prompt stored with an event ([[role, content], ...])."""
-    decoded = json.loads(meta) if isinstance(meta, str) and meta else meta
-    prompt = decoded.get("prompt") if isinstance(decoded, dict) else None
+def _prompt_text(stored: Any) -> str:
+    """The text of a call's stored prompt (JSON of [[role, content], ...])."""
+    prompt = json.loads(stored) if isinstance(stored, str) and stored else stored
     if isinstance(prompt, list):
         return "\n".join(str(m[-1]) for m in prompt if isinstance(m, list | tuple) and m)
     return str(prompt or "")

@@ -142,8 +142,9 @@ def where_clause(query: ListQuery, factors: list[str]) -> tuple[str, list[Any]]:
     if query.text:
         pattern = _like(query.text)
         parts.append(
-            "(c.item_id LIKE ? ESCAPE '\\' OR c.meta LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM "
-            "events e WHERE e.conversation_id = c.conversation_id AND e.text LIKE ? ESCAPE '\\'))"
+            "(c.item_id LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM conversation_meta m WHERE "
+            "m.conv = c.conv AND document_text(m.dictionary, m.data) LIKE ? ESCAPE '\\') OR "
+            "EXISTS (SELECT 1 FROM events e WHERE e.conv = c.conv AND e.text LIKE ? ESCAPE '\\'))"
         )
         params.extend([pattern, pattern, pattern])
     return ("WHERE " + " AND ".join(parts)) if parts else "", params

@@ -14,16 +14,28 @@ from typing import Any
 
 from backchannel._sqlite import connect_readonly, damage
 from backchannel.errors import BackchannelError, RunDirectoryError
-from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore, usage_by_model
+from backchannel.store import (
+    DATABASE_NAME,
+    SCHEMA_VERSION,
+    RunStore,
+    StoredConversations,
+    usage_by_model,
+)
 from backchannel.view._figures import Figures
 from backchannel.view._query import BadQuery, ListQuery, where_clause
-from backchannel.view._tables import Rows
 
-_TABLES = {"manifest", "conversations", "events", "labels", "usage"}
-_EVENT_COLUMNS = (
-    "seq, kind, name, round, turn, agent, role, channel, text, value, status, model, "
-    "prompt_tokens, completion_tokens, latency_s, cached, meta"
-)
+_TABLES = {
+    "manifest",
+    "conversations",
+    "events",
+    "labels",
+    "usage",
+    "names",
+    "dictionaries",
+    "conversation_meta",
+    "event_meta",
+    "prompts",
+}
 # Usage figures the run page shows per model.
 _USAGE_SHOWN = (
     "calls",
@@ -96,8 +108,6 @@ class RunReader:
                 f"{path} cannot be read ({error}); the run store is damaged: restore it from a "
                 "copy or re-run the experiment"
             ) from None
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
-        self._has_reasoning = "reasoning" in columns
         self._manifest = self._read_manifest()
         self._metric_cache: dict[str, tuple[Any, dict[str, Any]]] = {}
         self._view: Figures | None = None
@@ -105,9 +115,28 @@ class RunReader:
     def _open(self) -> None:
         """Connect read-only, writing nothing beside the file: immutable while no run writes
         it (no write-ahead log), read-only with the log while one does."""
+        if StoredConversations.needs_upgrade(self._path):
+            try:
+                RunStore(self.directory).close()  # brings an older store up to date, once
+            except BackchannelError as error:
+                raise RunUnreadable(str(error)) from None
         self._stamp = self._file_stamp()
         self._db = connect_readonly(self._path)
         self._db.row_factory = sqlite3.Row
+        self._lookups: StoredConversations | None = None
+
+    @property
+    def _stored(self) -> StoredConversations:
+        """The store's per-conversation reads on the current connection."""
+        if self._lookups is None:
+            self._lookups = StoredConversations(self._db)
+        return self._lookups
+
+    def where(self, query: ListQuery) -> tuple[str, list[Any]]:
+        """The WHERE clause of a page query, over `conversations c` of this store (its text
+        search calls the store's `document_text`, registered on this connection)."""
+        self._stored  # noqa: B018 - registers document_text on the connection
+        return where_clause(query, self.factors)
 
     def _file_stamp(self) -> tuple[bool, int, int]:
         try:
@@ -247,7 +276,7 @@ class RunReader:
         conversation the other filters keep; they are computed once and kept (see `_ranked`).
         """
         self._fresh()
-        where, params = where_clause(query, self.factors)
+        where, params = self.where(query)
         order = query.order_by(self.factors)
         columns = (
             "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
@@ -356,67 +385,46 @@ class RunReader:
         """What a conversation's figures depend on: when it was committed, and its labels."""
         found: dict[str, tuple[Any, ...]] = {}
         for start in range(0, len(ids), _BATCH):
-            chunk = ids[start : start + _BATCH]
-            marks = ",".join("?" * len(chunk))
-            for cid, finished in self._db.execute(
-                f"SELECT conversation_id, finished_at FROM conversations "
-                f"WHERE conversation_id IN ({marks})",
-                chunk,
-            ):
-                found[cid] = (finished, 0, 0)
-            for cid, count, last in self._db.execute(
-                "SELECT conversation_id, COUNT(*), MAX(rowid) FROM labels "
-                f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
-                chunk,
-            ):
-                found[cid] = (found.get(cid, (None,))[0], count, last)
+            found.update(self._stored.stamps(ids[start : start + _BATCH]))
         return found
 
     def _compute(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The view's figures of these conversations, read in three queries."""
-        marks = ",".join("?" * len(ids))
-        rows = self._rows(
-            "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
-            f"meta FROM conversations WHERE conversation_id IN ({marks})",
-            ids,
+        """The view's figures of these conversations, read a table at a time."""
+        rows = self._stored.conversation_rows(ids)
+        fields = (
+            "seq",
+            "kind",
+            "name",
+            "round",
+            "turn",
+            "agent",
+            "role",
+            "channel",
+            "value",
+            "status",
+            "model",
+            *(("text",) if "text" in self._figures.reads else ()),
         )
-        extra = "".join(f", {c}" for c in ("text", "meta") if c in self._figures.reads)
-        events = self._rows(
-            "SELECT conversation_id, seq, kind, name, round, turn, agent, role, channel, "
-            f"value, status, model{extra} FROM events WHERE conversation_id IN ({marks}) "
-            "ORDER BY conversation_id, seq",
-            ids,
-        )
-        labels = self._rows(
-            "SELECT conversation_id, event_seq, judge, label, status FROM labels "
-            f"WHERE conversation_id IN ({marks}) ORDER BY conversation_id, event_seq, judge",
-            ids,
-        )
+        events = []
+        for cid, found in self._stored.events(ids, fields).items():
+            metas = self._stored.event_meta(cid) if "meta" in self._figures.reads else {}
+            for event in found:
+                event["conversation_id"] = cid
+                if "meta" in self._figures.reads:
+                    event["meta"] = metas.get(int(event["seq"]), "{}")
+                events.append(event)
+        labels = [
+            {"conversation_id": cid, "event_seq": seq, **label}
+            for cid, by_seq in self._labels_of(ids, with_text=False).items()
+            for seq, found_labels in by_seq.items()
+            for label in found_labels
+        ]
         return self._figures.rows(self.manifest, rows, events, labels, self.primary_judge())
-
-    def _rows(self, sql: str, params: list[Any]) -> Rows:
-        """The column names and plain tuples of a query (a table builds from them directly)."""
-        cursor = self._db.cursor()
-        cursor.row_factory = None
-        found = cursor.execute(sql, params).fetchall()
-        return [d[0] for d in cursor.description], found
 
     def _labels_of(
         self, ids: Iterable[str], *, with_text: bool
     ) -> dict[str, dict[int, list[dict[str, Any]]]]:
-        ids = list(ids)
-        marks = ",".join("?" * len(ids))
-        text = ", text, model" if with_text else ""
-        found: dict[str, dict[int, list[dict[str, Any]]]] = {}
-        for r in self._db.execute(
-            f"SELECT conversation_id, event_seq, judge, label, status{text} FROM labels "
-            f"WHERE conversation_id IN ({marks}) ORDER BY conversation_id, event_seq, judge",
-            ids,
-        ):
-            label = dict(r)
-            cid, seq = label.pop("conversation_id"), int(label.pop("event_seq"))
-            found.setdefault(cid, {}).setdefault(seq, []).append(label)
-        return found
+        return self._stored.labels(list(ids), with_text=with_text)
 
     def conversation(
         self, conversation_id: str, judge: str | None = None, *, judges: bool = False
@@ -427,24 +435,22 @@ class RunReader:
         self._fresh()
         row = self._db.execute(
             "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
-            "meta, position, finished_at FROM conversations WHERE conversation_id = ?",
+            "position, finished_at FROM conversations WHERE conversation_id = ?",
             (conversation_id,),
         ).fetchone()
         if row is None:
             return None
-        raw = dict(row)
+        raw = {**dict(row), "meta": self._stored.meta(conversation_id)}
         conversation = self._row(row)
-        conversation["meta"] = _decode(conversation["meta"]) or {}
+        conversation["meta"] = _decode(raw["meta"]) or {}
         labels = self._labels_of([conversation_id], with_text=True).get(conversation_id, {})
-        stored = [
-            dict(r)
-            for r in self._db.execute(
-                f"SELECT {self._event_columns()} FROM events WHERE conversation_id = ? "
-                "ORDER BY seq",
-                (conversation_id,),
-            )
+        stored = self._stored.events([conversation_id])[conversation_id]
+        metas = self._stored.event_meta(conversation_id)
+        prompts = self._stored.prompts(conversation_id)
+        events = [
+            self._event(r, metas, prompts, labels.get(int(r["seq"]), []), with_prompt=False)
+            for r in stored
         ]
-        events = [self._event(r, labels.get(int(r["seq"]), []), with_prompt=False) for r in stored]
         for r, e in zip(stored, events, strict=True):
             # The view reads the event's meta decoded and without its prompt (never needed).
             r.update(conversation_id=conversation_id, meta=e["meta"])
@@ -480,35 +486,39 @@ class RunReader:
     def event(self, conversation_id: str, seq: int) -> dict[str, Any] | None:
         """One event with its prompt (the messages the model received) and every judge label."""
         self._fresh()
-        row = self._db.execute(
-            f"SELECT {self._event_columns()} FROM events WHERE conversation_id = ? AND seq = ?",
-            (conversation_id, seq),
-        ).fetchone()
-        if row is None:
+        found = self._stored.event(conversation_id, seq)
+        if found is None:
             return None
         labels = self._labels_of([conversation_id], with_text=True).get(conversation_id, {})
-        return self._event(row, labels.get(seq, []), with_prompt=True)
-
-    def _event_columns(self) -> str:
-        return _EVENT_COLUMNS + (", reasoning" if self._has_reasoning else "")
+        metas = self._stored.event_meta(conversation_id)
+        prompts = self._stored.prompts(conversation_id)
+        return self._event(found, metas, prompts, labels.get(seq, []), with_prompt=True)
 
     def _event(
-        self, row: sqlite3.Row | dict[str, Any], labels: list[dict[str, Any]], *, with_prompt: bool
+        self,
+        found: dict[str, Any],
+        metas: dict[int, str],
+        prompts: dict[int, str],
+        labels: list[dict[str, Any]],
+        *,
+        with_prompt: bool,
     ) -> dict[str, Any]:
-        event = dict(row)
+        event = {k: found[k] for k in _EVENT_KEYS}
         event["value"] = _decode(event["value"])
         event["cached"] = bool(event["cached"])
-        meta = _decode(event["meta"])
+        seq = int(event["seq"])
+        meta = _decode(metas.get(seq))
         meta = meta if isinstance(meta, dict) else {}
-        prompt = meta.pop("prompt", None)
+        stored_prompt = prompts.get(seq)
+        event["meta"] = meta
+        event["reasoning"] = found["reasoning"]
         # Transport retries of the call; None where the run did not record them (older runs).
         retries = meta.pop("retries", None)
         event["retries"] = retries if isinstance(retries, int) else None
-        event["meta"] = meta
-        event["has_prompt"] = prompt is not None
+        event["has_prompt"] = stored_prompt is not None
         if with_prompt:
-            event["prompt"] = [{"role": str(m[0]), "content": str(m[1])} for m in prompt or []]
-        event.setdefault("reasoning", None)
+            prompt = _decode(stored_prompt) or []
+            event["prompt"] = [{"role": str(m[0]), "content": str(m[1])} for m in prompt]
         event["labels"] = labels
         return event
 
@@ -519,6 +529,26 @@ class RunReader:
 
 
 _BATCH = 500
+# The event fields the API returns, in its order (`meta`, `reasoning`, `retries`, `has_prompt`,
+# [`prompt`], `labels` follow).
+_EVENT_KEYS = (
+    "seq",
+    "kind",
+    "name",
+    "round",
+    "turn",
+    "agent",
+    "role",
+    "channel",
+    "text",
+    "value",
+    "status",
+    "model",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "cached",
+)
 
 
 def _column_json(column: Any) -> dict[str, Any]:

@@ -1,0 +1,218 @@
+"""The tidy frames of a compact store, for all conversations or a batch of them.
+
+Each frame reads only its own tables: events never touch a document, `event_meta` and `prompts`
+are read only when asked for, so a command that shows no prompt reads none.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from backchannel.engine import (
+    CONVERSATION_TABLE,
+    EVENT_TABLE,
+    LABEL_TABLE,
+    PROMPT_TABLE,
+    column_names,
+)
+from backchannel.store._rows import (
+    EMPTY_META,
+    EVENT_CODED,
+    LABEL_CODED,
+    Decoder,
+    conversation_meta,
+)
+from backchannel.store._schema import EVENT_STORED, LABEL_STORED
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_EVENT_STORED = [c.name for c in EVENT_STORED]
+_LABEL_STORED = [c.name for c in LABEL_STORED]
+_CONVERSATION_STORED = (
+    "conversation_id",
+    "cell_key",
+    "cell",
+    "item_id",
+    "replicate",
+    "seed",
+    "status",
+    "error",
+)
+
+
+class Scope:
+    """Which conversations a frame covers, in run order: conv keys and their ids."""
+
+    def __init__(self, convs: Sequence[int], ids: Sequence[str]) -> None:
+        self.convs = list(convs)
+        self.ids = list(ids)
+        self.rank = {conv: i for i, conv in enumerate(self.convs)}
+        self.id_of = dict(zip(self.convs, self.ids, strict=True))
+
+    def where(self, column: str = "conv") -> tuple[str, list[int]]:
+        marks = ",".join("?" * len(self.convs))
+        return f"WHERE {column} IN ({marks})", self.convs
+
+
+def scopes(db: sqlite3.Connection, size: int | None = None) -> list[Scope]:
+    """Every stored conversation in run order, as one scope or in batches of `size`."""
+    rows = db.execute(
+        "SELECT conv, conversation_id FROM conversations ORDER BY position"
+    ).fetchall()
+    size = size or max(1, len(rows))
+    return [
+        Scope([r[0] for r in rows[i : i + size]], [r[1] for r in rows[i : i + size]])
+        for i in range(0, max(1, len(rows)), size)
+    ]
+
+
+def _select(
+    db: sqlite3.Connection, table: str, columns: Sequence[str], scope: Scope, everything: bool
+) -> list[tuple[Any, ...]]:
+    sql = f"SELECT conv, {', '.join(columns)} FROM {table}"
+    if everything:
+        return db.execute(sql).fetchall()
+    where, params = scope.where()
+    return db.execute(f"{sql} {where}", params).fetchall()
+
+
+def _decode_codes(frame: pd.DataFrame, columns: Sequence[str], names: dict[int, str]) -> None:
+    if frame.empty:  # an empty column keeps the dtype SQLite's reader gives it (object)
+        return
+    for column in columns:
+        frame[column] = frame[column].map(names)
+
+
+def _ids(frame: pd.DataFrame, scope: Scope) -> pd.Series:
+    """The conversation id of each row (by its conv), from the popped `conv` column."""
+    convs = frame.pop("conv")
+    return convs if frame.empty else convs.map(scope.id_of)
+
+
+def _ordered(frame: pd.DataFrame, scope: Scope, keys: Sequence[str]) -> pd.DataFrame:
+    rank = frame["conv"].map(scope.rank)
+    frame = frame.assign(_rank=rank).sort_values(["_rank", *keys], kind="stable")
+    return frame.drop(columns="_rank").reset_index(drop=True)
+
+
+def events_frame(
+    db: sqlite3.Connection, decoder: Decoder, scope: Scope, run_id: str, *, everything: bool
+) -> pd.DataFrame:
+    """The events of `scope` with every column but `meta`, in run order."""
+    import pandas as pd
+
+    rows = _select(db, "events", _EVENT_STORED, scope, everything)
+    frame = pd.DataFrame.from_records(rows, columns=["conv", *_EVENT_STORED], coerce_float=True)
+    _decode_codes(frame, [_EVENT_STORED[i] for i in EVENT_CODED], decoder.names)
+    frame = _ordered(frame, scope, ["seq"])
+    frame.insert(0, "conversation_id", _ids(frame, scope))
+    frame.insert(0, "run_id", run_id)
+    frame["cached"] = frame["cached"].astype(bool)
+    frame["turn"] = frame["turn"].astype("Int64")
+    return frame[[c for c in column_names(EVENT_TABLE) if c != "meta"]]
+
+
+def event_meta(
+    db: sqlite3.Connection, decoder: Decoder, events: pd.DataFrame, *, everything: bool
+) -> pd.Series:
+    """The `meta` JSON of each of `events` (matched by conversation and seq)."""
+    import pandas as pd
+
+    convs = dict(
+        db.execute("SELECT conversation_id, conv FROM conversations").fetchall()
+        if everything
+        else _convs_of(db, events["conversation_id"].unique().tolist())
+    )
+    stored = decoder.records("event_meta", None if everything else list(convs.values()))
+    by_id = {cid: stored.get(conv, {}) for cid, conv in convs.items()}
+    empty: dict[int, str] = {}
+    values = [
+        by_id.get(cid, empty).get(int(seq), EMPTY_META)
+        for cid, seq in zip(events["conversation_id"], events["seq"], strict=True)
+    ]
+    return pd.Series(values, index=events.index)
+
+
+def _convs_of(db: sqlite3.Connection, ids: list[str]) -> list[tuple[str, int]]:
+    found: list[tuple[str, int]] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found += db.execute(
+            f"SELECT conversation_id, conv FROM conversations WHERE conversation_id IN ({marks})",
+            chunk,
+        ).fetchall()
+    return found
+
+
+def labels_frame(
+    db: sqlite3.Connection, decoder: Decoder, scope: Scope, run_id: str, *, everything: bool
+) -> pd.DataFrame:
+    """The labels of `scope`, in run order, then by event and judge."""
+    import pandas as pd
+
+    rows = _select(db, "labels", _LABEL_STORED, scope, everything)
+    frame = pd.DataFrame.from_records(rows, columns=["conv", *_LABEL_STORED], coerce_float=True)
+    _decode_codes(frame, [_LABEL_STORED[i] for i in LABEL_CODED], decoder.names)
+    frame = _ordered(frame, scope, ["event_seq", "judge"])
+    frame.insert(0, "conversation_id", _ids(frame, scope))
+    frame.insert(0, "run_id", run_id)
+    return frame[column_names(LABEL_TABLE)]
+
+
+def conversations_frame(
+    db: sqlite3.Connection,
+    decoder: Decoder,
+    scope: Scope,
+    manifest: dict[str, Any],
+    run_id: str,
+    *,
+    everything: bool,
+) -> pd.DataFrame:
+    """The conversations of `scope` in run order, with their meta and one column per factor."""
+    import pandas as pd
+
+    rows = _select(db, "conversations", (*_CONVERSATION_STORED, "replica_calls"), scope, everything)
+    documents = decoder.documents("conversation_meta", None if everything else scope.convs)
+    frame = pd.DataFrame.from_records(
+        [(*r[1:-1], conversation_meta(documents.get(r[0]), r[-1]), scope.rank[r[0]]) for r in rows],
+        columns=[*_CONVERSATION_STORED, "meta", "_rank"],
+    )
+    frame = frame.sort_values("_rank", kind="stable").drop(columns="_rank")
+    frame = frame.reset_index(drop=True)
+    frame.insert(0, "run_id", run_id)
+    frame.insert(2, "paradigm", manifest.get("paradigm", ""))
+    factors = list(manifest.get("factors", []))
+    cells = frame["cell"].map(json.loads)
+    for factor in factors:
+        frame[factor] = cells.map(lambda c, f=factor: c.get(f))
+    return frame[[*column_names(CONVERSATION_TABLE), *factors]]
+
+
+def prompts_frame(
+    db: sqlite3.Connection, decoder: Decoder, scope: Scope, run_id: str, *, everything: bool
+) -> pd.DataFrame:
+    """One row per model call of `scope`: its conversation, seq and prompt (JSON), in run
+    order."""
+    import pandas as pd
+
+    ids: list[str] = []
+    seqs: list[int] = []
+    texts: list[str] = []
+    convs = None if everything else scope.convs
+    # Documents come in run order and hold their records in seq order: no sort, one copy.
+    for conv, seq, text in decoder.each_record("prompts", convs, scope.rank):
+        ids.append(scope.id_of[conv])
+        seqs.append(seq)
+        texts.append(text)
+    columns = [
+        pd.Series([run_id] * len(ids), dtype="str"),
+        pd.Series(ids, dtype="str"),
+        pd.Series(seqs, dtype="int64"),
+        pd.Series(texts, dtype="str"),
+    ]
+    return pd.DataFrame(dict(zip(column_names(PROMPT_TABLE), columns, strict=True)))
