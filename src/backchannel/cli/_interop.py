@@ -20,13 +20,7 @@ def export_interop(run: Path, output: Path, fmt: Any, *, force: bool) -> None:
         out.print(str(path), soft_wrap=True, markup=False, highlight=False)
     for note in exported.notes:
         err.print(f"note: {note}", markup=False, soft_wrap=True)
-    from backchannel.store import RunStore
-
-    store = RunStore(run, readonly=True)
-    try:
-        partial = incomplete_summary(store.run_state())
-    finally:
-        store.close()
+    partial = incomplete_summary(exported.run_state)
     if partial:
         err.print(f"[yellow]note:[/] {partial}", soft_wrap=True)
 

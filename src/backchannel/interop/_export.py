@@ -25,6 +25,9 @@ class Exported:
 
     paths: list[Path]
     notes: list[str] = field(default_factory=list)
+    run_state: dict[str, Any] | None = None
+    """The run's state when it was read (`complete`, counts): an export of an unfinished run
+    is said to be one."""
 
 
 def export_run(run: Path, output: Path, fmt: InteropFormat, *, force: bool = False) -> Exported:
@@ -70,7 +73,7 @@ def export_run(run: Path, output: Path, fmt: InteropFormat, *, force: bool = Fal
             lambda folder: write_hf_dataset(tables, paradigm, own, folder),
             force=force,
         )
-    return Exported(paths, notes)
+    return Exported(paths, notes, tables.manifest.get("run_state"))
 
 
 def label_sets(paradigm: Paradigm[Any] | None) -> set[str]:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 from inspect_ai.event import Event as InspectEvent
@@ -65,12 +65,16 @@ NAMESPACE = uuid.UUID("6f1c0a52-8f0e-4d0b-9a57-3d1c5e1b2a90")
 """Sample and event uuids are derived from the run, conversation and seq: the same run gives
 the same logs."""
 
-_STOP = {
+StopReason = Literal[
+    "stop", "max_tokens", "model_length", "tool_calls", "content_filter", "unknown"
+]
+_STOP: dict[str, StopReason] = {
     "ok": "stop",
     "parse_failure": "stop",
     "truncated": "max_tokens",
     "refusal": "content_filter",
 }
+"""Inspect's stop reason of a call, by the stored status (`error`: unknown)."""
 
 
 def write_inspect_logs(tables: RunTables, label_sets: Iterable[str], folder: Path) -> list[str]:
