@@ -3,7 +3,7 @@ names the design, the models, the items' license and how to cite the run.
 
 Hugging Face's `datasets` cannot be imported in this process: the test package `datasets`
 (tests/datasets, on sys.path) has its name. So the export and `datasets.load_from_disk` run in
-fresh interpreters, outside tests/.
+one fresh interpreter, outside tests/, for all runs at once.
 """
 
 from __future__ import annotations
@@ -12,92 +12,112 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import invoke
 from huggingface_hub import DatasetCard
 
 import backchannel as bc
 
-BIN = Path(sys.executable).parent
-LOAD = """
-import pickle, sys
+EXPORT_AND_LOAD = """
+import contextlib, io, json, pickle, sys
+
 import datasets
 
-loaded = datasets.load_from_disk(sys.argv[1])
-assert isinstance(loaded, datasets.DatasetDict), type(loaded)
-frames = {name: split.data.table for name, split in loaded.items()}
-with open(sys.argv[2], "wb") as out:
-    pickle.dump(frames, out)
+from backchannel._entry import main
+
+jobs, target = json.loads(sys.argv[1]), sys.argv[2]
+found = {}
+for name, run, out in jobs:
+    sys.argv = ["backchannel", "export", run, "--format", "hf", "-o", out]
+    stdout, stderr, code = io.StringIO(), io.StringIO(), 0
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            main()
+        except SystemExit as stop:
+            code = stop.code
+    loaded = datasets.load_from_disk(out)
+    found[name] = {
+        "code": code,
+        "stdout": stdout.getvalue(),
+        "stderr": stderr.getvalue(),
+        "dict": isinstance(loaded, datasets.DatasetDict),
+        "splits": {split: data.data.table for split, data in loaded.items()},
+    }
+with open(target, "wb") as handle:
+    pickle.dump(found, handle)
 """
+RUNS = ("quickstart_run", "testimony_run", "hand_run")
 
 
-def backchannel(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    command = [str(BIN / "backchannel"), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, check=False)
-
-
-def export(run: Path, out: Path, fmt: str) -> Path:
-    done = backchannel("export", run, "--format", fmt, "-o", out, cwd=out.parent)
-    assert done.returncode == 0, done.stderr
-    return out
-
-
-def load_from_disk(folder: Path) -> dict[str, pa.Table]:
-    """Each split of `datasets.load_from_disk(folder)`, as its Arrow table."""
-    target = folder.parent / f"{folder.name}.pickle"
+@pytest.fixture(scope="module")
+def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every run exported as `hf` (and as Parquet), in one fresh interpreter."""
+    folder = tmp_path_factory.mktemp("hf")
+    jobs = []
+    for name in RUNS:
+        run: Path = request.getfixturevalue(name)
+        jobs.append((name, str(run), str(folder / name)))
+        assert invoke("export", run, "-o", folder / f"{name}.parquet").exit_code == 0
+    target = folder / "loaded.pickle"
     done = subprocess.run(
-        [sys.executable, "-c", LOAD, str(folder), str(target)],
+        [sys.executable, "-c", EXPORT_AND_LOAD, json.dumps(jobs), str(target)],
         capture_output=True,
         text=True,
-        cwd=folder.parent,
+        cwd=folder,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    frames: dict[str, pa.Table] = pd.read_pickle(target)
-    target.unlink()
-    return frames
+    return folder
 
 
-@pytest.mark.parametrize("example", ["quickstart_run", "testimony_run", "hand_run"])
-def test_the_dataset_has_the_rows_of_the_parquet_export(
-    example: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    run: Path = request.getfixturevalue(example)
-    parquet = export(run, tmp_path / "parquet", "parquet")
-    loaded = load_from_disk(export(run, tmp_path / "hf", "hf"))
+def loaded(folder: Path, name: str) -> dict[str, Any]:
+    found: dict[str, dict[str, Any]] = pd.read_pickle(folder / "loaded.pickle")
+    assert found[name]["code"] == 0, found[name]["stderr"]
+    assert found[name]["dict"]  # load_from_disk gives a DatasetDict
+    return found[name]
+
+
+def card(folder: Path, name: str) -> DatasetCard:
+    return DatasetCard.load(folder / name / "README.md")
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_dataset_has_the_rows_of_the_parquet_export(name: str, exported: Path) -> None:
+    splits: dict[str, pa.Table] = loaded(exported, name)["splits"]
+    parquet = exported / f"{name}.parquet"
     files = sorted(parquet.glob("*.parquet"))
-    assert sorted(loaded) == sorted(p.stem for p in files)
+    assert sorted(splits) == sorted(p.stem for p in files)
     for path in files:
         expected = pq.read_table(path)
-        got = loaded[path.stem]
+        got = splits[path.stem]
         plain = expected.replace_schema_metadata(None)  # without the pandas dtypes it records
         pd.testing.assert_frame_equal(got.to_pandas(), plain.to_pandas())
         assert got.equals(expected, check_metadata=False), path.stem  # same types and values
-    manifest = json.loads((tmp_path / "hf" / "manifest.json").read_text())
+    manifest = json.loads((exported / name / "manifest.json").read_text())
     assert manifest == json.loads((parquet / "manifest.json").read_text())
 
 
-def test_testimony_keeps_its_own_table_even_when_empty(testimony_run: Path, tmp_path: Path) -> None:
-    loaded = load_from_disk(export(testimony_run, tmp_path / "hf", "hf"))
+def test_testimony_keeps_its_own_table_even_when_empty(exported: Path, testimony_run: Path) -> None:
+    splits: dict[str, pa.Table] = loaded(exported, "testimony_run")["splits"]
     run = bc.open_run(testimony_run)
-    assert "citations" in loaded
     citations = run.paradigm.tables(run.tables)["citations"]
-    assert loaded["citations"].column_names == list(citations.columns)
-    assert loaded["citations"].num_rows == len(citations)
-    assert loaded["events"].num_rows == len(run.events)
+    assert splits["citations"].column_names == list(citations.columns)
+    assert splits["citations"].num_rows == len(citations)
+    assert splits["events"].num_rows == len(run.events)
 
 
 def test_the_card_names_design_models_license_and_citation(
-    quickstart_run: Path, tmp_path: Path
+    exported: Path, quickstart_run: Path
 ) -> None:
-    out = export(quickstart_run, tmp_path / "hf", "hf")
-    card = DatasetCard.load(out / "README.md")
-    assert card.data.license == "mit"  # the shipped CounterFact subset (ROME, MIT)
-    assert "peer_pressure" in card.data.tags
-    text = card.text
+    found = card(exported, "quickstart_run")
+    assert found.data.license == "mit"  # the shipped CounterFact subset (ROME, MIT)
+    assert "peer_pressure" in found.data.tags
+    text = found.text
     manifest = bc.open_run(quickstart_run).manifest
     assert "| k | 0, 1 |" in text and "| model | sim/population |" in text
     assert f"experiment seed {manifest['seed']}" in text
@@ -111,30 +131,25 @@ def test_the_card_names_design_models_license_and_citation(
     assert "| events | 162 |" in text
 
 
-def test_items_the_package_does_not_document_make_the_license_other(
-    hand_run: Path, testimony_run: Path, tmp_path: Path
-) -> None:
-    hand = DatasetCard.load(export(hand_run, tmp_path / "hand", "hf") / "README.md")
+def test_items_the_package_does_not_document_make_the_license_other(exported: Path) -> None:
+    hand = card(exported, "hand_run")
     assert hand.data.license == "other"
     assert "2 item(s) (`q1`, `q2`) come from no dataset the package documents" in hand.text
-    testimony = DatasetCard.load(export(testimony_run, tmp_path / "t", "hf") / "README.md")
+    testimony = card(exported, "testimony_run")
     assert testimony.data.license == "apache-2.0"  # Hi-ToM, shipped in the paradigm's folder
     assert "Hi-ToM" in testimony.text
 
 
-def test_the_export_leaves_no_scratch_files_and_no_progress_bars(
-    hand_run: Path, tmp_path: Path
-) -> None:
-    done = backchannel("export", hand_run, "--format", "hf", "-o", tmp_path / "hf", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+def test_the_export_leaves_no_scratch_files_and_no_progress_bars(exported: Path) -> None:
+    found = loaded(exported, "hand_run")
     # the only words on stderr: the run is not complete (said as for every export)
-    assert done.stderr.startswith("note: This run is not complete (1 incomplete, 1 failed")
-    assert len(done.stderr.splitlines()) == 1
-    assert done.stdout.split() == [str(tmp_path / "hf" / n) for n in (
+    assert found["stderr"].startswith("note: This run is not complete (1 incomplete, 1 failed")
+    assert len(found["stderr"].splitlines()) == 1
+    folder = exported / "hand_run"
+    assert found["stdout"].split() == [str(folder / n) for n in (
         "README.md", "conversations", "dataset_dict.json", "events", "labels", "manifest.json"
     )]  # fmt: skip
-    names = sorted(p.name for p in (tmp_path / "hf").iterdir())
-    assert names == [
+    assert sorted(p.name for p in folder.iterdir()) == [
         ".backchannel-export.json",
         "README.md",
         "conversations",
@@ -143,4 +158,19 @@ def test_the_export_leaves_no_scratch_files_and_no_progress_bars(
         "labels",
         "manifest.json",
     ]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["hf"]
+    assert not [p for p in exported.iterdir() if p.name.startswith(".")]  # no staging left
+
+
+def test_the_items_license_follows_a_file_the_experiment_gave(
+    quickstart_run: Path, tmp_path: Path
+) -> None:
+    # the same run as if its CounterFact items had come from the user's own file
+    from backchannel.interop._provenance import provenance
+
+    tables = bc.open_run(quickstart_run).tables
+    assert provenance(tables, None).license == "mit"
+    resolved = tables.manifest["config_resolved"]
+    resolved["settings"]["datasets"][0]["path"] = str(tmp_path / "mine.json")
+    found = provenance(tables, None)
+    assert found.sources == () and found.license == "other"
+    assert sorted(found.undocumented) == sorted(set(tables.conversations["item_id"]))

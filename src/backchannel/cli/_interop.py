@@ -58,9 +58,9 @@ def query_command(
 
         from backchannel.analysis import jsonable
 
-        out.print(json.dumps(jsonable(result)), soft_wrap=True, markup=False, highlight=False)
+        typer.echo(json.dumps(jsonable(result)))  # data, printed as is (no rich markup or emoji)
     elif as_csv:
-        out.print(result.to_csv(index=False), end="", soft_wrap=True, markup=False, highlight=False)
+        typer.echo(result.to_csv(index=False), nl=False)
     else:
         import pandas as pd
 
@@ -75,5 +75,5 @@ def query_command(
             80,
         ):
             text = result.to_string(index=False) if len(result.columns) else "(no columns)"
-        out.print(text, soft_wrap=True, markup=False, highlight=False)
-        out.print(f"({len(result)} rows)", markup=False, highlight=False)
+        typer.echo(text)
+        typer.echo("(1 row)" if len(result) == 1 else f"({len(result)} rows)")
