@@ -11,6 +11,13 @@ measures opening a conversation whose page draws the citation graph, laid out by
 
     python bench/viewer.py            # 1,000 then 10,000 conversations; testimony 1,000
     python bench/viewer.py --quick    # 40 then 200; testimony 40 (the smoke test runs this)
+    python bench/viewer.py --against ../main/src   # this tree vs another, side by side
+
+`--against SRC` serves the same runs a second time with the package found in SRC (another
+checkout's `src`) and times, alternately on both servers, the peer-pressure table's pages (50
+rows with their figures; each page on its first visit, then again) and opening a testimony
+conversation (its page with the citation graph) over the API: medians and their ratio, measured
+side by side in one run.
 """
 
 from __future__ import annotations
@@ -199,7 +206,7 @@ def grow_testimony(directory: Path, total: int) -> None:
 class Server:
     """`backchannel view RUN --port 0` in a subprocess; its address and resident memory."""
 
-    def __init__(self, run: Path) -> None:
+    def __init__(self, run: Path, source: str | None = None) -> None:
         command = [
             str(Path(sys.executable).parent / "backchannel"),
             "view",
@@ -208,6 +215,8 @@ class Server:
             "0",
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+        if source is not None:  # the package of another checkout, ahead of the installed one
+            env["PYTHONPATH"] = source
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -273,7 +282,8 @@ def testimony_sweep(server: Server, total: int, opens: int, page: Any) -> Testim
     for cid in ids:
         elapsed, data = timed(server.get, "/api/runs/0/conversation", id=cid)
         api_ms.append(1000 * elapsed)
-        edges.append(len(data["details"]["citation_graph"]["graphs"]["citations"]["edges"]))
+        switch = data["page"]["panels"][-1]  # the citation judges' graphs
+        edges.append(len(switch["choices"][0]["panels"][0]["edges"]))
     browser_ms: list[float] = []
     if page is not None:
         page.goto(server.url + "#/run/0")
@@ -422,8 +432,52 @@ def report(result: dict[str, Any]) -> None:
           f"| {_median(drawn)} / {_max(drawn)} |")  # fmt: skip
 
 
+def side_by_side(source: str, conversations: int, repeats: int) -> dict[str, tuple[float, float]]:
+    """Median ms of the same requests to this tree's server and to one running `source`."""
+    rng = random.Random(7)
+    timings: dict[str, tuple[list[float], list[float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="viewer-bench-") as folder:
+        runs = {"peer_pressure": Path(folder) / "pp", "testimony": Path(folder) / "testimony"}
+        grow(runs["peer_pressure"], 0, conversations)
+        grow_testimony(runs["testimony"], conversations)
+        for kind, run in runs.items():
+            servers = (Server(run), Server(run, source))
+            try:
+                pages = list(range(0, conversations - 49, 50))
+                for round_ in range(repeats):
+                    for index, server in enumerate(servers):
+                        if kind == "peer_pressure":
+                            # Each page once (its figures computed), then each page again.
+                            seen = round_ >= len(pages)
+                            offset = pages[round_ % len(pages)]
+                            ms = 1000 * timed(server.get, "/api/runs/0/conversations",
+                                              limit=50, offset=offset)[0]  # fmt: skip
+                            key = "peer-pressure table page (50 rows with figures), " + (
+                                "seen before" if seen else "first visit"
+                            )
+                        else:
+                            cid = (f"condition=C1;model=openai/model-a/"
+                                   f"s{rng.randrange(conversations):05d}/0")  # fmt: skip
+                            ms = 1000 * timed(server.get, "/api/runs/0/conversation", id=cid)[0]
+                            key = "testimony conversation with its citation graph"
+                        timings.setdefault(key, ([], []))[index].append(ms)
+            finally:
+                for server in servers:
+                    server.close()
+    return {k: (statistics.median(a), statistics.median(b)) for k, (a, b) in timings.items()}
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="40 then 200 conversations")
+    parser.add_argument("--against", metavar="SRC", help="another checkout's src, side by side")
+    parser.add_argument("--repeats", type=int, default=30, help="requests per server (--against)")
     args = parser.parse_args()
-    report(main(40, 200, 10) if args.quick else main(1_000, 10_000, 50))
+    if args.against:
+        found = side_by_side(args.against, 200 if args.quick else 1_000, args.repeats)
+        print(f"| request (median of {args.repeats}) | this tree ms | {args.against} ms | ratio |")
+        print("|---|---|---|---|")
+        for key, (mine, theirs) in found.items():
+            print(f"| {key} | {mine:.1f} | {theirs:.1f} | {mine / theirs:.2f} |")
+    else:
+        report(main(40, 200, 10) if args.quick else main(1_000, 10_000, 50))

@@ -264,10 +264,11 @@ VOTING_VOTES = {
 }
 
 
-def build_testimony_run(directory: Path) -> Path:
-    """One testimony conversation: chain bag -> jar -> box (endpoint box, decoy jar), 1 round."""
-    store = RunStore(directory, create=True)
-    store.write_manifest(manifest("testimony", {"model": ["sim"]}))
+def voting_conversation(
+    item: str = "s1", condition: str = "C1", r1: dict[str, str | None] | None = None
+) -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    """One testimony conversation: chain bag -> jar -> box (endpoint box, decoy jar), 1 round;
+    `r1` replaces the votes at R1."""
     environment = {
         "chain": [{"actor": None, "container": "bag"}, {"actor": "Ann", "container": "jar"},
                   {"actor": "Sol", "container": "box"}],
@@ -278,13 +279,17 @@ def build_testimony_run(directory: Path) -> Path:
     meta = {
         "agents": [{"name": n, "role": r, "model": "sim"} for n, r in VOTING_ROLES.items()],
         "endpoint": "box", "decoy": "jar", "rounds": 1, "environment": environment,
+        "condition": condition, "intervention": "none", "deception": "event",
+        "key_message_kind": "direct",
         "majority": {"participants": 3, "observers": 2, "all": 4},
     }  # fmt: skip
-    spec = ConversationSpec(
-        "model=sim/s1/0", "testimony", {"model": "sim"}, "model=sim", Item("s1"), 0, 1
-    )
+    cid = f"condition={condition};model=sim/{item}/0"
+    cell = {"condition": condition, "model": "sim"}
+    spec = ConversationSpec(cid, "testimony", cell, cid.rsplit("/", 2)[0], Item(item), 0, 1)
     events: list[Event] = []
     for (label, number), votes in VOTING_VOTES.items():
+        if number == 2 and r1 is not None:
+            votes = r1
         if number == 1:
             events.append(Event(len(events), "message", "testimony", 1, 0, "Kim", "key", "public",
                                 text="Kim: I saw it go back to the jar",
@@ -296,7 +301,34 @@ def build_testimony_run(directory: Path) -> Path:
             events.append(Event(len(events), "probe", "vote", number, None, agent, role, "private",
                                 text=vote or "no idea", value=vote, status=status,
                                 meta={"checkpoint": label}))  # fmt: skip
+    return spec, events, [], meta
+
+
+def build_testimony_run(directory: Path) -> Path:
+    """One testimony conversation (see `voting_conversation`)."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("testimony", {"model": ["sim"]}))
+    spec, events, _, meta = voting_conversation()
+    spec = replace(spec, conversation_id="model=sim/s1/0", cell={"model": "sim"})
     store.commit_conversation(spec, 0, events, UsageMeter(), meta)
+    store.close()
+    return directory
+
+
+DECOY = {"Ann": "jar", "Ben": "jar", "Cy": "jar", "Kim": "jar", "Sol": "box"}
+TRUTH = {"Ann": "box", "Ben": "box", "Cy": "box", "Kim": "jar", "Sol": "box"}
+# (item, condition, votes at R1): the outcome at R1 of each conversation of the outcomes run.
+OUTCOMES = [("s1", "C1", DECOY), ("s2", "C1", TRUTH), ("s3", "C0", DECOY), ("s4", "C1", DECOY),
+            ("s5", "C0", TRUTH)]  # fmt: skip
+
+
+def testimony_outcomes_run(directory: Path) -> Path:
+    """Five conversations in C0 and C1 whose outcome at R1 is a decoy or a truth majority."""
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest("testimony", {"condition": ["C0", "C1"], "model": ["sim"]}))
+    for position, (item, condition, votes) in enumerate(OUTCOMES):
+        spec, events, _, meta = voting_conversation(item, condition, votes)
+        store.commit_conversation(spec, position, events, UsageMeter(), meta)
     store.close()
     return directory
 
@@ -367,7 +399,8 @@ def citation_conversation(
     agents = [{"name": n, "role": r, "model": "sim"} for n, r in GRAPH_ROLES.items()]
     meta = {
         "agents": agents, "endpoint": "box", "decoy": "jar", "rounds": 2, "condition": "C1",
-        "intervention": "none", "key": "Kim", "second_key": "Sol",
+        "intervention": "none", "key": "Kim", "second_key": "Sol", "deception": "event",
+        "key_message_kind": "broadcast",
         "majority": {"participants": 3, "observers": 2, "all": 4},
         "environment": {"chain": [], "roles": list(GRAPH_ROLES), "endpoint": "box", "decoy": "jar"},
     }  # fmt: skip
@@ -382,3 +415,105 @@ def citation_run(directory: Path) -> Path:
     commit(store, citation_conversation("g2", labelled=False), 1)
     store.close()
     return directory
+
+
+def _run_of(directory: Path, paradigm: str, factors: dict[str, list[Any]], built: list) -> Path:
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest(paradigm, factors))
+    for position, one in enumerate(built):
+        commit(store, one, position)
+    store.close()
+    return directory
+
+
+# Dyad, opposite wording (aligned z = 6 - r): (round, role) -> rating r (None: parse failure);
+# turns (round, role) -> category. Worked out in test_metrics.py.
+DYAD_RATINGS = {(0, "discussant"): 1, (0, "opponent"): 4, (1, "discussant"): None,
+                (1, "opponent"): 6, (2, "discussant"): 2, (2, "opponent"): 3}  # fmt: skip
+DYAD_TURNS = {(1, "discussant"): "ACCEPT", (1, "opponent"): "REJECT",
+              (2, "discussant"): "IGNORE", (2, "opponent"): "ACCEPT"}  # fmt: skip
+DYAD_LEVELS = {"discussant_model": "sim/a", "opponent_model": "sim/b", "stance": "pro",
+               "style": "plain", "wording": "opposite"}  # fmt: skip
+
+
+def dyad_conversation(
+    item: str = "t1", *, last_rating: bool = True
+) -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    spec = ConversationSpec(
+        f"wording=opposite/{item}/0", "dyad", {"wording": "opposite"}, "wording=opposite",
+        Item(item), 0, 1,
+    )  # fmt: skip
+    names = {"discussant": "D", "opponent": "O"}
+    events: list[Event] = []
+    for round_ in (0, 1, 2):
+        if round_:
+            for role in ("discussant", "opponent"):
+                events.append(Event(len(events), "message", "turn", round_, len(events),
+                                    names[role], role, "public", text=f"{role} argues {round_}",
+                                    value=DYAD_TURNS[(round_, role)],
+                                    meta={"argument": f"ARGUMENT {role} {round_}"}))  # fmt: skip
+        for role in ("discussant", "opponent"):
+            rating = DYAD_RATINGS[(round_, role)]
+            if round_ == 2 and role == "opponent" and not last_rating:
+                continue
+            status = "ok" if rating is not None else "parse_failure"
+            events.append(Event(len(events), "rating", "self_rating", round_, None, names[role],
+                                role, "private", text=str(rating), value=rating,
+                                status=status))  # fmt: skip
+    meta = {"rounds": 2, "levels": DYAD_LEVELS}
+    return spec, events, [], meta
+
+
+def dyad_run(directory: Path) -> Path:
+    """The worked dyad conversation, and one whose last opponent rating is missing."""
+    built = [dyad_conversation("t1"), dyad_conversation("t2", last_rating=False)]
+    return _run_of(directory, "dyad", {"wording": ["opposite"]}, built)
+
+
+# Council: three options; five evaluators' final rankings (one names an unknown option) and one
+# that failed; two verification scores.
+COUNCIL_RANKS = [
+    ["a", "c", "b"],
+    ["a", "b", "c"],
+    ["a", "b", "c"],
+    ["b", "a", "c"],
+    ["a", "z", "b"],
+]
+
+
+def council_conversation() -> tuple[ConversationSpec, list[Event], list[Label], dict[str, Any]]:
+    spec = ConversationSpec("pool=A/s1/0", "council", {"pool": "A"}, "pool=A", Item("s1"), 0, 1)
+    events = [
+        Event(0, "message", "position", 1, 0, "adv-a", "advocate", "public", text="a is best"),
+        Event(1, "message", "position", 1, 1, "adv-b", "advocate", "public", text="b is best"),
+    ]
+    for i, ranking in enumerate(COUNCIL_RANKS):
+        events.append(Event(len(events), "ranking", "ranking", 3, None, f"e{i}", "evaluator",
+                            "private", text=str(ranking),
+                            value={"ranking": ranking, "rationale": f"because {i}"},
+                            meta={"value": f"value{i}"}))  # fmt: skip
+    events.append(
+        Event(
+            len(events),
+            "ranking",
+            "ranking",
+            3,
+            None,
+            "e5",
+            "evaluator",
+            "private",
+            text="no idea",
+            status="parse_failure",
+            meta={"value": "value5"},
+        )
+    )
+    for evaluator, score in (("e0", 0.5), ("e1", 1.0)):
+        events.append(Event(len(events), "score", "verification", 3, None, "verifier",
+                            "verifier", "private", text=str(score), value=score,
+                            meta={"evaluator": evaluator}))  # fmt: skip
+    meta = {"scenario": "s1", "options": ["a", "b", "c"], "pool": "A", "delphi": "none"}
+    return spec, events, [], meta
+
+
+def council_run(directory: Path) -> Path:
+    return _run_of(directory, "council", {"pool": ["A"]}, [council_conversation()])

@@ -3,6 +3,7 @@ prompts on click, the agent filter, inert XSS payloads and the static copy from 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -156,12 +157,16 @@ def test_the_grid_puts_public_messages_and_private_answers_in_their_cells(
     assert bob.locator("button.event.private .text").inner_text() == answer_text("Bob", 1)
     assert "hedge" in bob.locator("button.event.public").inner_text()
     assert "manipulated" in bob.locator("button.event.private").inner_text()
-    assert "hidden-infection" in (bob.get_attribute("class") or "")
-    assert "silent-knower" in (cell(page, 1, "Carol").get_attribute("class") or "")
+    assert bob.get_attribute("data-mark") == "hidden_infection"
+    assert "flagged" in (bob.get_attribute("class") or "")
+    assert "hidden infection" in bob.locator(".flag").text_content()
+    carol = cell(page, 1, "Carol")
+    assert "flagged" in (carol.get_attribute("class") or "")
+    assert "silent knower" in carol.locator(".flag").text_content()
     assert cell(page, 0, "Dave").locator("button.event.private .text").inner_text() == answer_text(
         "Dave", 0
     )
-    assert page.locator("th.adversary").count() == 1
+    assert page.locator("th.tone-negative .chip-role").inner_text() == "adversary"
     assert_inert(page)
 
 
@@ -185,6 +190,9 @@ def test_clicking_a_turn_shows_the_prompt_it_was_sent(page: Any, server: str) ->
 def test_the_agent_filter_hides_other_agents_private_answers(page: Any, server: str) -> None:
     open_page(page, conversation_url(server, agent="Bob"))
     assert cell(page, 1, "Bob").locator("button.event.private").count() == 1
+    # a mark that rests on another agent's private answer goes with it
+    assert cell(page, 2, "Dave").locator(".flag").count() == 0
+    assert "flagged" not in (cell(page, 2, "Dave").get_attribute("class") or "")
     for agent in ("Carol", "Dave"):
         for round_ in (0, 1, 2):
             assert cell(page, round_, agent).locator("button.event.private").count() == 0
@@ -278,13 +286,18 @@ def test_the_testimony_view_shows_chain_windows_votes_and_direct_messages(
         (copy / "index.html").resolve().as_uri() + "#/conv/0?id=" + quote("model=sim/s1/0", safe="")
     )
     open_page(page, base)
-    assert page.locator("table.chain thead th.node").count() == 3
-    assert page.locator('table.chain tr[data-agent="Cy"] td.window').count() == 2
+    assert page.locator("table.chain thead th[data-node]").count() == 3
+    assert page.locator('table.chain tr[data-agent="Cy"] td[data-seen="1"]').count() == 2
     t1 = page.locator('table.votes tr[data-agent="Ann"] td[data-checkpoint="T1"]')
-    assert "decoy" in (t1.get_attribute("class") or "") and "jar" in t1.inner_text()
+    assert t1.get_attribute("data-kind") == "decoy" and "jar" in t1.inner_text()
     failed = page.locator('table.votes tr[data-agent="Cy"] td[data-checkpoint="R1"]')
-    assert "vote-failed" in (failed.get_attribute("class") or "")
+    assert failed.get_attribute("data-kind") == "failed"
     assert "false testimony" in page.locator("table.messages").inner_text()
+    # rounds carry the paradigm's names: the testimony at T1, votes at T0, T1, R1
+    assert page.locator("table.messages tbody tr td").first.inner_text() == "T1"
+    heads = page.locator("table.votes thead th").all_inner_texts()
+    assert heads == ["agent", "T0", "T1", "R1"]
+    assert "truth majority at R1" in page.locator(".conv-head .badges").inner_text()
     open_page(page, base + "&agent=Ben")  # the direct message went to Ann only
     assert page.locator("table.messages tbody tr").count() == 0
     assert page.locator('table.votes tr[data-agent="Ann"] button.event').count() == 0
@@ -316,9 +329,10 @@ def test_the_citation_graph_marks_its_roots_and_a_node_opens_its_event(
         assert page.locator("svg.graph g.gnode").count() == 9
         assert page.locator("svg.graph path.edge").count() == 5
         true_root, false_root = graph_node(page, 1), graph_node(page, 0)
-        assert "root-true" in (true_root.get_attribute("class") or "")
+        assert "border-strong" in (true_root.get_attribute("class") or "")
+        assert true_root.get_attribute("data-root") == "true"
         assert true_root.locator("text.line3").text_content() == "TRUE ROOT"  # not colour alone
-        assert "root-false" in (false_root.get_attribute("class") or "")
+        assert "border-dashed" in (false_root.get_attribute("class") or "")
         assert false_root.locator("text.line3").text_content() == "FALSE ROOT"
         assert "other testimony" in graph_node(page, 2).text_content()
         assert "holds true + false roots" in graph_node(page, 6).text_content()
@@ -353,7 +367,7 @@ def test_the_citation_graph_marks_its_roots_and_a_node_opens_its_event(
 
         open_page(page, base + "#/conv/0?id=" + quote("condition=C1/g2/0", safe=""))
         assert page.locator("svg.graph").count() == 0
-        assert "no citation judge labelled it" in page.locator("p.no-citations").inner_text()
+        assert "no citation judge labelled it" in page.locator(".panel-prose").last.inner_text()
         assert_inert(page)
     finally:
         process.terminate()
@@ -374,3 +388,94 @@ def test_the_citation_graph_in_the_static_copy(page: Any, tmp_path: Path) -> Non
     assert page.locator("#detail h2").inner_text() == "Ben · message/statement"
     assert all(u.startswith("file://") for u in page.requests), page.requests
     assert_inert(page)
+
+
+def test_a_url_lists_the_conversations_of_a_cell_and_an_outcome(page: Any, tmp_path: Path) -> None:
+    from ._build import testimony_outcomes_run
+
+    run = testimony_outcomes_run(tmp_path / "outcomes")
+    copy = tmp_path / "copy"
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--static"]
+    subprocess.run([*command, str(copy)], check=True, capture_output=True, timeout=120)
+    process, base = serve(run)
+    wanted = "#/run/0?f.condition=" + quote('"C1"') + "&m.R1=" + quote('"decoy"')
+    try:
+        for root in (base, (copy / "index.html").resolve().as_uri()):
+            open_page(page, root + wanted)
+            rows = page.locator("table.conversations tbody tr")
+            assert [rows.nth(i).locator("td").nth(2).inner_text() for i in range(rows.count())] == [
+                "s1",
+                "s4",
+            ]
+            assert "of 2" in page.locator("p.pager").inner_text()
+            note = page.locator("p.figure-filter").inner_text()
+            assert "R1" in note and '"decoy"' in note
+            # the filter stays when another filter is applied, and "show all" drops it
+            page.select_option('select[name="status"]', "done")
+            page.locator("form.filters button[type=submit]").click()
+            page.wait_for_function("location.hash.includes('status=done')")
+            page.wait_for_selector("body[data-ready]", state="attached")
+            assert "m.R1=" in page.evaluate("location.hash")
+            open_page(page, root + "#/run/0?m.R1=decoy")  # not JSON: said, not guessed
+            assert "must be JSON" in page.locator(".error-page").inner_text()
+        assert_inert(page)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def long_run(directory: Path) -> Path:
+    """The payload conversation with a 200,000-character word, a 1 MB message of words and a
+    1 MB answer without a space (degenerate output, a base64 blob)."""
+    from dataclasses import replace
+
+    from backchannel.store import RunStore
+
+    from ._build import commit, manifest, peer_pressure_conversation
+
+    spec, events, labels, meta = peer_pressure_conversation()
+    texts = {1: "W" * 200_000, 5: ("lorem ipsum dolor " * 60_000)[:1_000_000], 6: "Zm9v" * 250_000}
+    events = [replace(e, text=texts.get(e.seq, e.text)) for e in events]
+    store = RunStore(directory, create=True)
+    store.write_manifest(manifest())
+    commit(store, (spec, events, labels, meta), 0)
+    store.close()
+    return directory
+
+
+def test_a_long_word_and_a_1_mb_message_draw_in_under_two_seconds(
+    page: Any, tmp_path: Path
+) -> None:
+    run = long_run(tmp_path / "long")
+    copy = tmp_path / "copy"
+    command = [str(Path(sys.executable).parent / "backchannel"), "view", str(run), "--static"]
+    subprocess.run([*command, str(copy)], check=True, capture_output=True, timeout=300)
+    process, base = serve(run)
+    try:
+        for root in (base, (copy / "index.html").resolve().as_uri()):
+            open_page(page, root + "#/run/0")  # the run's data is loaded before the clock starts
+            start = page.evaluate("performance.now()")
+            page.evaluate("delete document.body.dataset.ready")
+            page.evaluate(f"location.hash = {json.dumps(conversation_url(''))}")
+            page.wait_for_selector("body[data-ready] td.cell", state="attached")
+            page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
+            drawn = page.evaluate("performance.now()") - start
+            assert drawn < 2000, f"the conversation took {drawn:.0f} ms to draw"
+            # Folded: each long text shows its start and says how long it is.
+            word = page.locator("button.event .text.folded", has_text="WWWW").first
+            assert "show all (200,000 characters)" in word.inner_text()
+            assert page.locator(".show-all").count() == 3
+            # Shown whole on request (still cheap): every character is there.
+            start = page.evaluate("performance.now()")
+            word.locator(".show-all").click()
+            page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
+            assert page.evaluate("performance.now()") - start < 2000
+            unfolded = page.locator(".text.unfolded").first
+            assert unfolded.evaluate("node => node.textContent.length") == 200_000
+            assert page.locator("#detail").is_hidden()  # unfolding did not open the event
+            box = unfolded.bounding_box()
+            assert box is not None and box["width"] < 1000  # the word wraps inside its cell
+        assert_inert(page)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

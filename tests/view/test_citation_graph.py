@@ -1,4 +1,5 @@
-"""The testimony citation graph in the JSON API, on a hand-built conversation (see _build.py).
+"""The testimony citation graph, as the paradigm's view hook sends it to the viewer, on a
+hand-built conversation (see _build.py).
 
 Worked out by hand from the stored claims (judge `citations`):
 - roots: Sol's testimony (seq 1) is the true root, Kim's (seq 0, C1) the false root, Ann's
@@ -33,23 +34,41 @@ async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
     reader.close()
 
 
-async def graph_of(client: TestClient, cid: str) -> dict[str, Any]:
+def citations_of(page: dict[str, Any]) -> dict[str, Any]:
+    """The page's last panel: the citation judges' switch, or the note saying why none."""
+    return page["panels"][-1]
+
+
+def judges_of(panel: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {c["label"]: c["panels"] for c in panel["choices"]}
+
+
+async def graph_of(client: TestClient, cid: str, judge: str = "citations") -> dict[str, Any]:
     response = await client.get("/api/runs/0/conversation", params={"id": cid})
     assert response.status == 200
-    return (await response.json())["details"]["citation_graph"]
+    return judges_of(citations_of((await response.json())["page"]))[judge][0]
+
+
+def tables_of(panels: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in panels if p["type"] == "table"}
 
 
 async def test_the_graph_has_the_hand_worked_nodes_edges_and_roots(client: TestClient) -> None:
-    found = await graph_of(client, "condition=C1/g1/0")
-    assert found["note"] is None
-    assert found["judges"] == ["citations", "citations_llm"]  # the markup judge first
-    graph = found["graphs"]["citations"]
-    nodes = {n["seq"]: n for n in graph["nodes"]}
-    assert {s: n["root"] for s, n in nodes.items() if n["kind"] == "testimony"} == {
+    response = await client.get("/api/runs/0/conversation", params={"id": "condition=C1/g1/0"})
+    switch = citations_of((await response.json())["page"])
+    assert switch["type"] == "switch" and switch["name"] == "citation-judge"
+    assert [c["label"] for c in switch["choices"]] == ["citations", "citations_llm"]
+    graph = await graph_of(client, "condition=C1/g1/0")
+    assert graph["type"] == "graph"
+    nodes = {n["event"]: n for n in graph["nodes"]}
+    testimonies = {s: n for s, n in nodes.items() if n["data"]["kind"] == "testimony"}
+    assert {s: n["data"]["root"] for s, n in testimonies.items()} == {
         0: "false",
         1: "true",
-        2: None,
+        2: "other",
     }
+    assert testimonies[1]["lines"][3] == "TRUE ROOT" and testimonies[1]["border"] == "strong"
+    assert testimonies[0]["lines"][3] == "FALSE ROOT" and testimonies[0]["border"] == "dashed"
     assert sorted((e["source"], e["target"]) for e in graph["edges"]) == [
         ("e3", "e1"),
         ("e4", "e0"),
@@ -58,41 +77,44 @@ async def test_the_graph_has_the_hand_worked_nodes_edges_and_roots(client: TestC
         ("e8", "e3"),
     ]
     by_edge = {(e["source"], e["target"]): e for e in graph["edges"]}
-    assert by_edge[("e6", "e4")]["cited"] == "[S:Ben@R1]"
-    assert by_edge[("e6", "e4")]["supports"] == "jar"
-    assert by_edge[("e8", "e3")]["supports"] is None
-    carries = {s: n["carries"] for s, n in nodes.items() if n["kind"] == "statement"}
-    assert carries == {3: ["true"], 4: ["false"], 5: [], 6: ["true", "false"], 7: [], 8: ["true"]}
-    assert {s: n["phase"] for s, n in nodes.items()} == {
-        0: "T1", 1: "T1", 2: "T1", 3: "R1", 4: "R1", 5: "R1", 6: "R2", 7: "R2", 8: "R2"
+    assert "cites [S:Ben@R1], supporting jar" in by_edge[("e6", "e4")]["title"]
+    assert "supporting" not in by_edge[("e8", "e3")]["title"]
+    assert by_edge[("e4", "e0")]["tone"] == "negative" and by_edge[("e4", "e0")]["dashed"]
+    carries = {s: n["data"]["carries"] for s, n in nodes.items() if s not in testimonies}
+    assert carries == {3: "true", 4: "false", 5: "none", 6: "both", 7: "none", 8: "true"}
+    assert nodes[6]["lines"][2] == "holds true + false roots"
+    assert {s: n["lines"][1] for s, n in nodes.items() if s not in testimonies} == {
+        3: "R1 · 1 citation", 4: "R1 · 1 citation", 5: "R1 · no claims",
+        6: "R2 · 2 citations", 7: "R2 · 0 citations", 8: "R2 · 1 citation",
     }  # fmt: skip
-    assert {s: n["claims"] for s, n in nodes.items() if n["kind"] == "statement"} == {
-        3: 1, 4: 1, 5: 0, 6: 2, 7: 0, 8: 1
-    }  # fmt: skip
-    assert nodes[5]["agent"] == GRAPH_AGENT and nodes[5]["extraction"] == "parse_failure"
+    assert nodes[5]["data"]["agent"] == GRAPH_AGENT
+    assert nodes[5]["lines"][2:] == ["extraction failed", "parse_failure"]
+    assert nodes[5]["border"] == "dotted" and nodes[5]["tone"] == "warning"
 
 
 async def test_citations_that_do_not_resolve_and_failed_extractions_are_shown(
     client: TestClient,
 ) -> None:
-    graph = (await graph_of(client, "condition=C1/g1/0"))["graphs"]["citations"]
-    assert [(u["seq"], u["text"], u["reason"]) for u in graph["unresolved"]] == [
-        (4, "[S:Ann@R1]", "later_round"),
-        (8, "[S:Zed@R1]", "source_not_in_conversation"),
+    response = await client.get("/api/runs/0/conversation", params={"id": "condition=C1/g1/0"})
+    panels = judges_of(citations_of((await response.json())["page"]))["citations"]
+    tables = tables_of(panels)
+    unresolved = tables["unresolved"]["rows"]
+    assert [(r["event"], r["data"]["reason"]) for r in unresolved] == [
+        (4, "later_round"),
+        (8, "source_not_in_conversation"),
     ]
-    assert [(f["seq"], f["status"]) for f in graph["failed"]] == [(5, "parse_failure")]
-    nodes = {n["seq"]: n for n in graph["nodes"]}
-    assert (nodes[4]["unresolved"], nodes[8]["unresolved"], nodes[3]["unresolved"]) == (1, 1, 0)
+    assert [r["cells"][1]["parts"][0]["text"] for r in unresolved] == ["[S:Ann@R1]", "[S:Zed@R1]"]
+    failed = tables["extraction-failures"]["rows"]
+    assert [(r["event"], r["data"]["status"]) for r in failed] == [(5, "parse_failure")]
+    nodes = {n["event"]: n for n in panels[0]["nodes"]}
+    assert (nodes[4]["lines"][3], nodes[8]["lines"][3]) == ("⚠ 1 unresolved", "⚠ 1 unresolved")
+    assert nodes[3]["lines"][3] == ""
 
 
 async def test_the_layout_is_by_round_in_agent_order(client: TestClient) -> None:
-    graph = (await graph_of(client, "condition=C1/g1/0"))["graphs"]["citations"]
-    assert graph["columns"] == [
-        {"label": "T1", "x": 106.0},
-        {"label": "R1", "x": 346.0},
-        {"label": "R2", "x": 586.0},
-    ]
-    at = {n["seq"]: (n["x"], n["y"]) for n in graph["nodes"]}
+    graph = await graph_of(client, "condition=C1/g1/0")
+    assert graph["columns"] == [[106.0, "testimonies (T1)"], [346.0, "R1"], [586.0, "R2"]]
+    at = {n["event"]: (n["x"], n["y"]) for n in graph["nodes"]}
     assert at == {
         2: (106.0, 52.0), 0: (106.0, 138.0), 1: (106.0, 224.0),
         3: (346.0, 52.0), 4: (346.0, 138.0), 5: (346.0, 224.0),
@@ -102,20 +124,23 @@ async def test_the_layout_is_by_round_in_agent_order(client: TestClient) -> None
 
 
 async def test_another_citation_judge_has_its_own_graph(client: TestClient) -> None:
-    graph = (await graph_of(client, "condition=C1/g1/0"))["graphs"]["citations_llm"]
+    response = await client.get("/api/runs/0/conversation", params={"id": "condition=C1/g1/0"})
+    panels = judges_of(citations_of((await response.json())["page"]))["citations_llm"]
+    graph = panels[0]
     assert [(e["source"], e["target"]) for e in graph["edges"]] == [("e3", "e0")]
-    nodes = {n["seq"]: n for n in graph["nodes"]}
-    assert nodes[3]["carries"] == ["false"]
+    nodes = {n["event"]: n for n in graph["nodes"]}
+    assert nodes[3]["data"]["carries"] == "false"
     # the statements this judge did not label are listed, not taken as "no claims"
-    assert [(f["seq"], f["status"]) for f in graph["failed"]] == [
+    failed = tables_of(panels)["extraction-failures"]["rows"]
+    assert [(r["event"], r["data"]["status"]) for r in failed] == [
         (s, "not_labelled") for s in (4, 5, 6, 7, 8)
     ]
 
 
 async def test_a_conversation_without_citations_says_so(client: TestClient) -> None:
-    found = await graph_of(client, "condition=C1/g2/0")
-    assert found["graphs"] == {} and found["judges"] == []
-    assert "no citation judge labelled it" in found["note"]
+    response = await client.get("/api/runs/0/conversation", params={"id": "condition=C1/g2/0"})
+    panel = citations_of((await response.json())["page"])
+    assert panel["type"] == "prose" and "no citation judge labelled it" in panel["text"]
 
 
 async def test_a_testimony_conversation_without_statements_says_so(tmp_path: Path) -> None:
@@ -123,8 +148,8 @@ async def test_a_testimony_conversation_without_statements_says_so(tmp_path: Pat
     try:
         data = reader.conversation("model=sim/s1/0")
         assert data is not None
-        found = data["details"]["citation_graph"]
-        assert found["graphs"] == {} and "no citation judge" in found["note"]
+        panel = citations_of(data["page"])
+        assert panel["type"] == "prose" and "no citation judge" in panel["text"]
     finally:
         reader.close()
 
@@ -147,9 +172,10 @@ def test_a_label_that_is_not_an_extraction_is_an_error_of_that_judge_only(
     try:
         data = reader.conversation("condition=C1/g3/0")
         assert data is not None
-        graphs = data["details"]["citation_graph"]["graphs"]
-        assert "cannot be read" in graphs["citations_llm"]["error"]
-        assert "--as citations_llm" in graphs["citations_llm"]["error"]
-        assert len(graphs["citations"]["edges"]) == 5  # the other judge's graph is unharmed
+        judges = judges_of(citations_of(data["page"]))
+        (error,) = judges["citations_llm"]
+        assert error["type"] == "prose" and "cannot be read" in error["text"]
+        assert "--as citations_llm" in error["text"]
+        assert len(judges["citations"][0]["edges"]) == 5  # the other judge's graph is unharmed
     finally:
         reader.close()

@@ -200,7 +200,7 @@ def test_sorting_by_a_metric_puts_missing_values_last_and_follows_recommits(run:
     page = reader.page(ListQuery(sort="metric:fpi", limit=2))
     assert ids(page) == ["k=0/p0/0", f"k=1/{ITEM}/0"]  # FPI 0 before FPI 1
     assert page["conversations"][0]["metrics"]["fpi"] == 0.0
-    with pytest.raises(BadQuery, match="no metric 'nope'"):
+    with pytest.raises(BadQuery, match="no figure 'nope'"):
         reader.page(ListQuery(sort="metric:nope"))
     store.close()
     reader.close()
@@ -213,4 +213,31 @@ def test_a_run_resumed_and_finished_between_two_requests_is_seen(run: Path) -> N
     commit(store, plain_conversation("resumed", 1), 7)
     store.close()  # the writer is gone again, and its log with it
     assert reader.page(ListQuery(item="resumed"))["total"] == 1
+    reader.close()
+
+
+def test_conversations_listed_by_a_cell_and_an_outcome(tmp_path: Path) -> None:
+    # Outcomes at R1 (see _build.OUTCOMES): C1 s1 decoy, s2 truth, s4 decoy; C0 s3 decoy,
+    # s5 truth. "C1, decoy majority at R1" is s1 and s4.
+    from ._build import testimony_outcomes_run
+
+    reader = RunReader(testimony_outcomes_run(tmp_path / "run"))
+    query = ListQuery.from_params({"f.condition": '"C1"', "m.R1": '"decoy"'})
+    page = reader.page(query)
+    assert page["total"] == 2
+    assert [c["item_id"] for c in page["conversations"]] == ["s1", "s4"]
+    assert all(c["metrics"]["R1"] == "decoy" for c in page["conversations"])
+    truth = reader.page(ListQuery.from_params({"m.outcome": '"truth"'}))
+    assert [c["item_id"] for c in truth["conversations"]] == ["s2", "s5"]
+    # a figure filter with paging and a sort by another figure
+    second = reader.page(
+        ListQuery.from_params({"m.R1": '"decoy"', "limit": "1", "offset": "1", "sort": "item_id"})
+    )
+    assert second["total"] == 3 and [c["item_id"] for c in second["conversations"]] == ["s3"]
+    numbers = reader.page(ListQuery.from_params({"m.true_final": "4"}))
+    assert [c["item_id"] for c in numbers["conversations"]] == ["s2", "s5"]
+    with pytest.raises(BadQuery, match="no figure 'R9'"):
+        reader.page(ListQuery.from_params({"m.R9": '"decoy"'}))
+    with pytest.raises(BadQuery, match="must be JSON"):
+        ListQuery.from_params({"m.R1": "decoy"})
     reader.close()

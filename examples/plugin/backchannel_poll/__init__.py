@@ -17,6 +17,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 import backchannel as bc
+from backchannel_poll.view import VIEW
 
 VOTE = bc.LabelSet(("yes", "no"))
 PERSONAS = (
@@ -77,6 +78,7 @@ class Poll(bc.Paradigm[PollSettings]):
     """N agents discuss a statement; each votes privately before and after every round."""
 
     name = "poll"
+    view = VIEW
     Settings = PollSettings
     prompt_package = "backchannel_poll.prompts"
     fixed_settings = frozenset({"statements"})
@@ -131,11 +133,8 @@ class Poll(bc.Paradigm[PollSettings]):
             }
             for _, group in readable.groupby("round", sort=True)
         ]
-        first = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmin()]
-        last = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmax()]
-        pairs = first.merge(last, on=["conversation_id", "agent"], suffixes=("_first", "_last"))
-        pairs = pairs[pairs["round_first"] < pairs["round_last"]]
-        changed = (pairs["vote_first"] != pairs["vote_last"]).mean() if len(pairs) else None
+        pairs = vote_changes(tables)
+        changed = pairs["changed"].mean() if len(pairs) else None
         return {
             "conversations": int((tables.conversations["status"] == "done").sum()),
             "yes_share_by_checkpoint": by_checkpoint,
@@ -158,6 +157,18 @@ class Poll(bc.Paradigm[PollSettings]):
             pd.DataFrame(metrics["yes_share_by_checkpoint"]),
             "Checkpoint 0 is before the discussion; checkpoint r after round r.",
         )
+
+
+def vote_changes(tables: bc.RunTables) -> pd.DataFrame:
+    """Per agent of each finished conversation: its first and last readable vote (at two
+    different checkpoints) and whether it changed; the metrics' change rate is their mean."""
+    votes = _votes(tables)
+    readable = votes[votes["status"] == "ok"]
+    first = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmin()]
+    last = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmax()]
+    pairs = first.merge(last, on=["conversation_id", "agent"], suffixes=("_first", "_last"))
+    pairs = pairs[pairs["round_first"] < pairs["round_last"]]
+    return pairs.assign(changed=pairs["vote_first"] != pairs["vote_last"])
 
 
 def _votes(tables: bc.RunTables) -> pd.DataFrame:

@@ -1,4 +1,8 @@
-"""Experiment paradigms: discussion, peer pressure, dyad opinion dynamics, policy council."""
+"""Experiment paradigms: discussion, peer pressure, dyad opinion dynamics, policy council.
+
+A paradigm's view (what the transcript viewer draws for it) is built from the `View` types
+exported here; they import no web server.
+"""
 
 from typing import TYPE_CHECKING
 
@@ -12,13 +16,59 @@ if TYPE_CHECKING:
         get_paradigm,
         registered,
     )
+    from backchannel.paradigms._view import (
+        Cell,
+        Chip,
+        Choice,
+        Column,
+        EventRef,
+        Graph,
+        GraphEdge,
+        GraphNode,
+        Legend,
+        Page,
+        Plot,
+        Prose,
+        Row,
+        Series,
+        Switch,
+        Table,
+        TableRow,
+        Text,
+        Timeline,
+        View,
+        ViewOptions,
+        as_json,
+    )
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "PARADIGMS",
     "AnalysisOptions",
     "CallEstimate",
+    "Cell",
+    "Chip",
+    "Choice",
+    "Column",
+    "EventRef",
+    "Graph",
+    "GraphEdge",
+    "GraphNode",
+    "Legend",
+    "Page",
     "Paradigm",
+    "Plot",
+    "Prose",
+    "Row",
+    "Series",
+    "Switch",
+    "Table",
+    "TableRow",
+    "Text",
+    "Timeline",
+    "View",
+    "ViewOptions",
+    "as_json",
     "get_paradigm",
     "is_model_key",
     "registered",
@@ -30,5 +80,29 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         {
             "._base": ("AnalysisOptions", "CallEstimate", "Paradigm", "is_model_key"),
             "._registry": ("ENTRY_POINT_GROUP", "PARADIGMS", "get_paradigm", "registered"),
+            "._view": (
+                "Cell",
+                "Chip",
+                "Choice",
+                "Column",
+                "EventRef",
+                "Graph",
+                "GraphEdge",
+                "GraphNode",
+                "Legend",
+                "Page",
+                "Plot",
+                "Prose",
+                "Row",
+                "Series",
+                "Switch",
+                "Table",
+                "TableRow",
+                "Text",
+                "Timeline",
+                "View",
+                "ViewOptions",
+                "as_json",
+            ),
         },
     )

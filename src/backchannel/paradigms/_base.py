@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from backchannel.analysis import Metrics, RunTables, Study
     from backchannel.judges import JudgeTask, Judging, Labelling, Relabelling, Target
+    from backchannel.paradigms._view import View
     from backchannel.report import Report
 
 
@@ -71,6 +72,9 @@ class Paradigm(ABC, Generic[S]):
     """The `AnalysisOptions` fields `metrics` reads (e.g. judge, second_judge, threshold)."""
     judging: ClassVar[Judging | None] = None
     """What judges label in a stored run (`judges.Judging`: tasks and targets); None: nothing."""
+    view: ClassVar[View | None] = None
+    """What the transcript viewer shows of a conversation beyond its timeline (`View`: table
+    columns, badges, panels, round names); None: the generic timeline only."""
 
     # design ---------------------------------------------------------------------------------
     @classmethod

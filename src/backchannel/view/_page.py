@@ -1,14 +1,13 @@
 """The front end's one HTML page: no inline script, every script a file of the package.
 
-Paradigm views are the files in `static/paradigms/`: adding one there is all the page needs.
+No script knows a paradigm: `panels.js` draws whatever a paradigm's view hook returns.
 """
 
 from __future__ import annotations
 
 from html import escape
-from importlib import resources
 
-SCRIPTS = ("core.js", "api.js", "plot.js", "graph.js", "detail.js", "timeline.js")
+SCRIPTS = ("core.js", "api.js", "plot.js", "graph.js", "detail.js", "timeline.js", "panels.js")
 PAGES = ("run.js", "list.js", "conversation.js", "main.js")
 STATIC_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -16,15 +15,10 @@ STATIC_CSP = (
 )
 
 
-def paradigm_scripts() -> list[str]:
-    folder = resources.files("backchannel.view") / "static" / "paradigms"
-    return sorted(f"paradigms/{p.name}" for p in folder.iterdir() if p.name.endswith(".js"))
-
-
 def index_html(*, static: bool) -> str:
     """The page for the server (assets under /static/) or for a static copy (relative paths)."""
     prefix = "static/" if static else "/static/"
-    scripts = [*SCRIPTS, *paradigm_scripts(), *PAGES]
+    scripts = [*SCRIPTS, *PAGES]
     tags = "\n".join(f'<script src="{escape(prefix + s)}"></script>' for s in scripts)
     csp = (
         f'<meta http-equiv="Content-Security-Policy" content="{escape(STATIC_CSP)}">\n'

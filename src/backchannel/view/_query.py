@@ -46,6 +46,8 @@ class ListQuery:
     text: str | None = None
     factors: dict[str, str] = field(default_factory=dict)
     """factor name -> the level as JSON text (`3`, `"popqa"`, `true`)."""
+    figures: dict[str, str] = field(default_factory=dict)
+    """per-conversation figure (a column key of the paradigm's view) -> its value as JSON."""
 
     def __post_init__(self) -> None:
         if self.offset < 0:
@@ -61,6 +63,13 @@ class ListQuery:
                 raise BadQuery(
                     f'the level of factor {factor!r} must be JSON (e.g. 3 or "popqa"), '
                     f"got {level!r}"
+                ) from None
+        for key, value in self.figures.items():
+            try:
+                json.loads(value)
+            except ValueError:
+                raise BadQuery(
+                    f'the value of figure {key!r} must be JSON (e.g. 2 or "decoy"), got {value!r}'
                 ) from None
 
     @property
@@ -83,7 +92,8 @@ class ListQuery:
 
     @classmethod
     def from_params(cls, params: dict[str, str]) -> ListQuery:
-        """Read `offset, limit, sort, desc, status, item, q, f.<factor>` from a query string."""
+        """Read `offset, limit, sort, desc, status, item, q, f.<factor>, m.<figure>` from a
+        query string."""
 
         def number(name: str, default: int) -> int:
             raw = params.get(name)
@@ -103,6 +113,7 @@ class ListQuery:
             item=params.get("item") or None,
             text=params.get("q") or None,
             factors={k[2:]: v for k, v in params.items() if k.startswith("f.") and v != ""},
+            figures={k[2:]: v for k, v in params.items() if k.startswith("m.") and v != ""},
         )
 
 

@@ -15,9 +15,9 @@ from typing import Any
 from backchannel._sqlite import connect_readonly, damage
 from backchannel.errors import BackchannelError, RunDirectoryError
 from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore, usage_by_model
-from backchannel.view._headline import headline_metrics
+from backchannel.view._figures import Figures
 from backchannel.view._query import BadQuery, ListQuery, where_clause
-from backchannel.view._views import view_for
+from backchannel.view._tables import Rows
 
 _TABLES = {"manifest", "conversations", "events", "labels", "usage"}
 _EVENT_COLUMNS = (
@@ -99,7 +99,8 @@ class RunReader:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
         self._has_reasoning = "reasoning" in columns
         self._manifest = self._read_manifest()
-        self._metric_cache: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._metric_cache: dict[str, tuple[Any, dict[str, Any]]] = {}
+        self._view: Figures | None = None
 
     def _open(self) -> None:
         """Connect read-only, writing nothing beside the file: immutable while no run writes
@@ -109,7 +110,13 @@ class RunReader:
         self._db.row_factory = sqlite3.Row
 
     def _file_stamp(self) -> tuple[bool, int, int]:
-        stat = self._path.stat()
+        try:
+            stat = self._path.stat()
+        except OSError:
+            raise RunUnreadable(
+                f"{self._path} is gone: the run store was deleted or moved while the viewer "
+                "showed it; restore it, or start `backchannel view` again on a run directory"
+            ) from None
         return Path(f"{self._path}-wal").exists(), stat.st_size, stat.st_mtime_ns
 
     def _fresh(self) -> sqlite3.Connection:
@@ -142,6 +149,13 @@ class RunReader:
         self._db.close()
 
     @property
+    def _figures(self) -> Figures:
+        """The paradigm's view (looked up once the manifest names the paradigm)."""
+        if self._view is None or self._view.paradigm != self.paradigm:
+            self._view = Figures(self.paradigm)
+        return self._view
+
+    @property
     def db(self) -> sqlite3.Connection:
         """The read-only connection."""
         return self._fresh()
@@ -152,6 +166,8 @@ class RunReader:
             store = RunStore(self.directory, readonly=True)
         except BackchannelError as error:  # damaged since the viewer opened it: say so
             return {"error": str(error)}
+        from backchannel.view._headline import headline_metrics
+
         try:
             return headline_metrics(store.tables())
         finally:
@@ -206,7 +222,6 @@ class RunReader:
         ]
         resolved = manifest.get("config_resolved")
         endpoints = resolved.get("endpoints", []) if isinstance(resolved, dict) else []
-        view = view_for(self.paradigm)
         return {
             "run_id": self.run_id,
             "name": manifest.get("name", ""),
@@ -221,29 +236,33 @@ class RunReader:
             "counts": {**counts, "total": sum(counts.values())},
             "usage": usage,
             "primary_judge": self.primary_judge(),
-            "columns": [c.as_json() for c in view.columns],
+            "columns": [_column_json(c) for c in self._figures.columns(manifest)],
         }
 
     # conversations ------------------------------------------------------------------------
     def page(self, query: ListQuery) -> dict[str, Any]:
-        """One page of the conversations table, with each row's per-conversation metrics."""
+        """One page of the conversations table, with each row's per-conversation figures.
+
+        Sorting by a figure or filtering by one (`m.KEY`) needs the figures of every
+        conversation the other filters keep; they are computed once and kept (see `_ranked`).
+        """
         self._fresh()
         where, params = where_clause(query, self.factors)
-        total = self._db.execute(
-            f"SELECT COUNT(*) FROM conversations c {where}", params
-        ).fetchone()[0]
         order = query.order_by(self.factors)
         columns = (
             "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
             "position, finished_at FROM conversations c"
         )
-        if query.metric is None:
+        if query.metric is None and not query.figures:
+            total = self._db.execute(
+                f"SELECT COUNT(*) FROM conversations c {where}", params
+            ).fetchone()[0]
             rows = self._db.execute(
                 f"{columns} {where} ORDER BY {order} LIMIT ? OFFSET ?",
                 [*params, query.limit, query.offset],
             ).fetchall()
         else:
-            ids = self._sorted_by_metric(query, where, params)
+            total, ids = self._ranked(query, where, params, order)
             marks = ",".join("?" * len(ids))
             found = {
                 r["conversation_id"]: r
@@ -266,74 +285,121 @@ class RunReader:
         item["cell"] = _decode(item["cell"]) or {}
         return item
 
-    def _sorted_by_metric(self, query: ListQuery, where: str, params: list[Any]) -> list[str]:
-        """The ids of one page ordered by a metric column; missing values always come last.
+    def _ranked(
+        self, query: ListQuery, where: str, params: list[Any], order: str
+    ) -> tuple[int, list[str]]:
+        """The total and the ids of one page, filtered by figures and ordered by the sort;
+        conversations without a value of the sorted figure always come last.
 
-        Sorting needs every filtered conversation's figure, so figures are computed once per
-        conversation (again only when it is re-committed) and kept: a few numbers each, never
+        This needs every filtered conversation's figures, so they are computed once per
+        conversation (again only when it is re-committed) and kept: a few values each, never
         the events.
         """
-        view = view_for(self.paradigm)
-        key = query.metric
-        if key not in {c.key for c in view.columns}:
-            known = ", ".join(f"metric:{c.key}" for c in view.columns) or "(none)"
-            raise BadQuery(f"this run's view has no metric {key!r}; sort by one of {known}")
+        keys = {c.key for c in self._figures.columns(self.manifest)}
+        for key in [*query.figures, *([query.metric] if query.metric else [])]:
+            if key not in keys:
+                known = ", ".join(sorted(keys)) or "(none)"
+                raise BadQuery(f"this run's view has no figure {key!r}; use one of {known}")
+        # Ties of a sorted figure (and missing values) keep run order in either direction.
+        base = "c.position" if query.metric is not None else order
         rows = self._db.execute(
             f"SELECT conversation_id, status, finished_at FROM conversations c {where} "
-            "ORDER BY c.position",
+            f"ORDER BY {base}",
             params,
         ).fetchall()
-        stale = [
-            {"conversation_id": r[0], "status": r[1]}
+        self._add_metrics([{"conversation_id": r[0], "finished_at": r[2]} for r in rows])
+        wanted = {k: json.loads(v) for k, v in query.figures.items()}
+        kept = [
+            r[0]
             for r in rows
-            if self._metric_cache.get(r[0], (None, {}))[0] != r[2]
+            if all(
+                _same(self._metric_cache[r[0]][1]["metrics"].get(k), v) for k, v in wanted.items()
+            )
         ]
-        finished = {r[0]: r[2] for r in rows}
-        for start in range(0, len(stale), 200):
-            chunk = stale[start : start + 200]
-            self._add_metrics(chunk)
-            for c in chunk:
-                scalars = {k: c["metrics"].get(k) for k in (x.key for x in view.columns)}
-                self._metric_cache[c["conversation_id"]] = (finished[c["conversation_id"]], scalars)
-        values: list[tuple[str, Any]] = [(r[0], self._metric_cache[r[0]][1].get(key)) for r in rows]
+        if query.metric is None:
+            return len(kept), kept[query.offset : query.offset + query.limit]
+        key = query.metric
+        values = [(cid, self._metric_cache[cid][1]["metrics"].get(key)) for cid in kept]
         present = sorted(
-            (v for v in values if v[1] is not None), key=lambda v: v[1], reverse=query.descending
+            (v for v in values if v[1] is not None),
+            key=lambda v: _sortable(v[1]),
+            reverse=query.descending,
         )
         ordered = [*present, *(v for v in values if v[1] is None)]
-        return [cid for cid, _ in ordered[query.offset : query.offset + query.limit]]
+        return len(kept), [cid for cid, _ in ordered[query.offset : query.offset + query.limit]]
 
     def _add_metrics(self, conversations: list[dict[str, Any]]) -> None:
-        view = view_for(self.paradigm)
-        if not view.columns or not conversations:
+        """Each conversation's figures (`metrics`) and badges, by the paradigm's view.
+
+        Figures are kept per conversation (a few values each) and computed again only when it
+        was committed again or its labels changed (a `judge` run while the viewer serves).
+        """
+        if not conversations or not self._figures.has_rows:
             for c in conversations:
-                c["metrics"] = {}
+                c["metrics"], c["badges"] = {}, []
             return
         ids = [c["conversation_id"] for c in conversations]
-        marks = ",".join("?" * len(ids))
-        events: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
-        for r in self._db.execute(
-            "SELECT conversation_id, seq, kind, name, round, turn, agent, role, channel, value, "
-            f"status FROM events WHERE conversation_id IN ({marks}) ORDER BY conversation_id, seq",
-            ids,
-        ):
-            event = dict(r)
-            event["value"] = _decode(event["value"])
-            events[event.pop("conversation_id")].append(event)
-        labels = self._labels_of(ids, with_text=False)
-        judge = self.primary_judge()
+        stamps = self._stamps(ids)
+        stale = [
+            cid for cid in ids if self._metric_cache.get(cid, (None, {}))[0] != stamps.get(cid)
+        ]
+        for start in range(0, len(stale), _BATCH):
+            chunk = stale[start : start + _BATCH]
+            for cid, figures in self._compute(chunk).items():
+                self._metric_cache[cid] = (stamps.get(cid), figures)
         for c in conversations:
-            cid = c["conversation_id"]
-            meta = self._meta_of(cid)
-            c["metrics"] = view.row_metrics(
-                meta, events[cid], labels.get(cid, {}), judge, status=c["status"]
-            )
+            found = self._metric_cache.get(c["conversation_id"], (None, {}))[1]
+            c["metrics"] = dict(found.get("metrics", {}))
+            c["badges"] = list(found.get("badges", []))
 
-    def _meta_of(self, conversation_id: str) -> dict[str, Any]:
-        row = self._db.execute(
-            "SELECT meta FROM conversations WHERE conversation_id = ?", (conversation_id,)
-        ).fetchone()
-        meta = _decode(row[0]) if row else None
-        return meta if isinstance(meta, dict) else {}
+    def _stamps(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        """What a conversation's figures depend on: when it was committed, and its labels."""
+        found: dict[str, tuple[Any, ...]] = {}
+        for start in range(0, len(ids), _BATCH):
+            chunk = ids[start : start + _BATCH]
+            marks = ",".join("?" * len(chunk))
+            for cid, finished in self._db.execute(
+                f"SELECT conversation_id, finished_at FROM conversations "
+                f"WHERE conversation_id IN ({marks})",
+                chunk,
+            ):
+                found[cid] = (finished, 0, 0)
+            for cid, count, last in self._db.execute(
+                "SELECT conversation_id, COUNT(*), MAX(rowid) FROM labels "
+                f"WHERE conversation_id IN ({marks}) GROUP BY conversation_id",
+                chunk,
+            ):
+                found[cid] = (found.get(cid, (None,))[0], count, last)
+        return found
+
+    def _compute(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The view's figures of these conversations, read in three queries."""
+        marks = ",".join("?" * len(ids))
+        rows = self._rows(
+            "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
+            f"meta FROM conversations WHERE conversation_id IN ({marks})",
+            ids,
+        )
+        extra = "".join(f", {c}" for c in ("text", "meta") if c in self._figures.reads)
+        events = self._rows(
+            "SELECT conversation_id, seq, kind, name, round, turn, agent, role, channel, "
+            f"value, status, model{extra} FROM events WHERE conversation_id IN ({marks}) "
+            "ORDER BY conversation_id, seq",
+            ids,
+        )
+        labels = self._rows(
+            "SELECT conversation_id, event_seq, judge, label, status FROM labels "
+            f"WHERE conversation_id IN ({marks}) ORDER BY conversation_id, event_seq, judge",
+            ids,
+        )
+        return self._figures.rows(self.manifest, rows, events, labels, self.primary_judge())
+
+    def _rows(self, sql: str, params: list[Any]) -> Rows:
+        """The column names and plain tuples of a query (a table builds from them directly)."""
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        found = cursor.execute(sql, params).fetchall()
+        return [d[0] for d in cursor.description], found
 
     def _labels_of(
         self, ids: Iterable[str], *, with_text: bool
@@ -352,8 +418,12 @@ class RunReader:
             found.setdefault(cid, {}).setdefault(seq, []).append(label)
         return found
 
-    def conversation(self, conversation_id: str) -> dict[str, Any] | None:
-        """A conversation with all its events and labels; prompts are left to `event`."""
+    def conversation(
+        self, conversation_id: str, judge: str | None = None, *, judges: bool = False
+    ) -> dict[str, Any] | None:
+        """A conversation with all its events and labels, its figures and its view's page for
+        `judge` (default: the run's judge); prompts are left to `event`. With `judges`, also
+        `pages`: the page under every other judge that labelled the conversation."""
         self._fresh()
         row = self._db.execute(
             "SELECT conversation_id, cell_key, cell, item_id, replicate, seed, status, error, "
@@ -362,32 +432,50 @@ class RunReader:
         ).fetchone()
         if row is None:
             return None
+        raw = dict(row)
         conversation = self._row(row)
         conversation["meta"] = _decode(conversation["meta"]) or {}
         labels = self._labels_of([conversation_id], with_text=True).get(conversation_id, {})
-        events = [
-            self._event(r, labels.get(int(r["seq"]), []), with_prompt=False)
+        stored = [
+            dict(r)
             for r in self._db.execute(
                 f"SELECT {self._event_columns()} FROM events WHERE conversation_id = ? "
                 "ORDER BY seq",
                 (conversation_id,),
             )
         ]
-        view = view_for(self.paradigm)
-        conversation["metrics"] = view.row_metrics(
-            conversation["meta"],
-            [{k: e[k] for k in _METRIC_KEYS} for e in events],
-            {e["seq"]: e["labels"] for e in events if e["labels"]},
-            self.primary_judge(),
-            status=conversation["status"],
+        events = [self._event(r, labels.get(int(r["seq"]), []), with_prompt=False) for r in stored]
+        for r, e in zip(stored, events, strict=True):
+            # The view reads the event's meta decoded and without its prompt (never needed).
+            r.update(conversation_id=conversation_id, meta=e["meta"])
+        label_rows = [
+            {"conversation_id": conversation_id, "event_seq": seq, **label}
+            for seq, found in labels.items()
+            for label in found
+        ]
+        primary = self.primary_judge()
+        chosen = judge or primary
+        others = sorted({str(x["judge"]) for x in label_rows} - {chosen}) if judges else []
+        figures, pages = self._figures.page(
+            self.manifest, raw, stored, label_rows, [chosen, *others]
         )
-        return {
+        conversation.update(figures.get(conversation_id, {"metrics": {}, "badges": []}))
+        page = pages[0]
+        found: dict[str, Any] = {
             "paradigm": self.paradigm,
-            "primary_judge": self.primary_judge(),
+            "primary_judge": primary,
             "conversation": conversation,
             "events": events,
-            "details": view.conversation_details(conversation, events),
+            "round_labels": self._figures.round_labels(int(e["round"]) for e in events),
+            "page": page,
         }
+        if judges and page is not None:
+            found["pages"] = {
+                other: alternative
+                for other, alternative in zip(others, pages[1:], strict=True)
+                if alternative is not None and {**alternative, "judge": chosen} != page
+            }
+        return found
 
     def event(self, conversation_id: str, seq: int) -> dict[str, Any] | None:
         """One event with its prompt (the messages the model received) and every judge label."""
@@ -405,7 +493,7 @@ class RunReader:
         return _EVENT_COLUMNS + (", reasoning" if self._has_reasoning else "")
 
     def _event(
-        self, row: sqlite3.Row, labels: list[dict[str, Any]], *, with_prompt: bool
+        self, row: sqlite3.Row | dict[str, Any], labels: list[dict[str, Any]], *, with_prompt: bool
     ) -> dict[str, Any]:
         event = dict(row)
         event["value"] = _decode(event["value"])
@@ -430,15 +518,26 @@ class RunReader:
         return [str(r[0]) for r in rows]
 
 
-_METRIC_KEYS = (
-    "seq",
-    "kind",
-    "name",
-    "round",
-    "turn",
-    "agent",
-    "role",
-    "channel",
-    "value",
-    "status",
-)
+_BATCH = 500
+
+
+def _column_json(column: Any) -> dict[str, Any]:
+    return {"key": column.key, "title": column.title, "help": column.help, "shown": column.shown}
+
+
+def _same(value: Any, wanted: Any) -> bool:
+    """A figure equals a filter's value (as JSON: 1 and 1.0 alike, "1" and 1 not)."""
+    return json.dumps(value, sort_keys=True) == json.dumps(wanted, sort_keys=True) or (
+        isinstance(value, int | float)
+        and isinstance(wanted, int | float)
+        and not isinstance(value, bool)
+        and not isinstance(wanted, bool)
+        and float(value) == float(wanted)
+    )
+
+
+def _sortable(value: Any) -> tuple[int, Any]:
+    """Numbers before texts, so a column mixing both still sorts."""
+    if isinstance(value, bool | int | float):
+        return (0, float(value))
+    return (1, str(value))

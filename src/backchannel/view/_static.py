@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+from glob import escape as glob_escape
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from backchannel.view._query import ListQuery
 from backchannel.view._reader import RunReader
 
 _PAGE = 500
+MARK = ".backchannel-static"
+"""The file that marks a folder as a static copy (what may be replaced by a new copy)."""
 
 
 def _script(key: str, data: Any) -> str:
@@ -38,25 +41,54 @@ def _search_text(conversation: dict[str, Any]) -> str:
 
 
 def write_static(readers: list[RunReader], directory: Path) -> Path:
-    """Write the page, its assets and every conversation of every run into `directory`."""
+    """Write the page, its assets and every conversation of every run into `directory`: a new
+    or empty folder, or an earlier static copy (which is replaced whole)."""
     if directory.exists() and not directory.is_dir():
         raise RunDirectoryError(f"{directory} is a file; pass a directory for --static")
-    if directory.exists() and any(directory.iterdir()) and not (directory / "index.html").exists():
+    earlier = directory.is_dir() and any(directory.iterdir())
+    if earlier and not (directory / MARK).is_file():
         raise RunDirectoryError(
-            f"{directory} is not empty and holds no earlier static copy; pass an empty or new "
-            "directory for --static"
+            f"{directory} is not empty and holds no static copy written by `backchannel view "
+            "--static` (nothing was changed); pass an empty or new directory for --static"
         )
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}-"))
+    parent = directory.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{directory.name}.static-"
+    for stale in parent.glob(f"{glob_escape(prefix)}*"):  # left by a copy that was killed
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
     try:
         _write(readers, staging)
-        if directory.exists():
-            shutil.rmtree(directory)
-        os.replace(staging, directory)
+        (staging / MARK).write_text(
+            json.dumps({"written_by": "backchannel view --static", "runs": len(readers)}) + "\n",
+            encoding="utf-8",
+        )
+        _replace(staging, directory, prefix)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return directory / "index.html"
+
+
+def _replace(staging: Path, directory: Path, prefix: str) -> None:
+    """Move the finished copy to `directory`. An earlier copy goes aside first, under the
+    staging prefix (a kill between the two renames leaves a folder the next copy removes), and
+    comes back if the new copy cannot take its place."""
+    if not directory.exists():
+        os.rename(staging, directory)
+        return
+    holder = Path(tempfile.mkdtemp(dir=directory.parent, prefix=prefix))
+    aside = holder / "old"
+    os.rename(directory, aside)
+    try:
+        os.rename(staging, directory)
+    except BaseException:
+        os.rename(aside, directory)
+        raise
+    finally:
+        if not aside.exists() or directory.exists():
+            shutil.rmtree(holder, ignore_errors=True)
 
 
 def _write(readers: list[RunReader], folder: Path) -> None:
@@ -77,7 +109,7 @@ def _write(readers: list[RunReader], folder: Path) -> None:
             page = reader.page(ListQuery(offset=offset, limit=_PAGE))
             for row in page["conversations"]:
                 number = len(rows)
-                found = reader.conversation(row["conversation_id"])
+                found = reader.conversation(row["conversation_id"], judges=True)
                 assert found is not None
                 for event in found["events"]:
                     full = reader.event(row["conversation_id"], int(event["seq"]))

@@ -34,6 +34,7 @@ from backchannel.paradigms.council._scenarios import Scenario, load_scenario
 from backchannel.paradigms.council._settings import CouncilSettings
 from backchannel.paradigms.council._tension import DEFAULT_THRESHOLD
 from backchannel.paradigms.council._values import tension_partner
+from backchannel.paradigms.council._view import VIEW
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class Council(Paradigm[CouncilSettings]):
     Settings = CouncilSettings
     prompt_package = PROMPT_PACKAGE
     judging = JUDGING
+    view = VIEW
     fixed_settings = frozenset({"scenarios"})
     reads_options = frozenset({"threshold"})
 

@@ -13,6 +13,7 @@ from backchannel.paradigms.dyad._judging import JUDGING
 from backchannel.paradigms.dyad._metrics import dyad_metrics
 from backchannel.paradigms.dyad._scale import DISCUSSANT, OPPONENT, SCALE_MAX, SCALE_MIN, Category
 from backchannel.paradigms.dyad._settings import DyadSettings
+from backchannel.paradigms.dyad._view import VIEW
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
@@ -67,6 +68,7 @@ class Dyad(Paradigm[DyadSettings]):
     Settings = DyadSettings
     prompt_package = "backchannel.paradigms.dyad.prompts"
     judging = JUDGING
+    view = VIEW
     fixed_settings = frozenset({"topics"})
 
     def items(self, settings: DyadSettings, seed: int) -> list[Item]:

@@ -74,21 +74,22 @@ def _rate(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else float("nan")
 
 
+def seven_way_categories(paired: pd.DataFrame) -> pd.Series:
+    """Each paired turn's seven-way category (`SEVEN_WAY`), or None for a turn left out: an
+    unrelated stance, or a private answer that is neither true nor manipulated."""
+    keys = zip(paired["p"].astype(str).tolist(), paired["s"].astype(str).tolist(), strict=True)
+    return pd.Series([_SEVEN_WAY_CELLS.get(key) for key in keys], index=paired.index, dtype=object)
+
+
 def seven_way(paired: pd.DataFrame) -> dict[str, Any]:
     """Counts and shares of the seven private x public categories, and what was left out."""
     unrelated = paired["s"] == "unrelated"
     remaining = paired[~unrelated]
     unsettled = ~remaining["p"].isin([KNOWER, INFECTED])
     kept = remaining[~unsettled]
-    pairs = kept.groupby(["p", "s"], sort=False).size()
     counts = dict.fromkeys(SEVEN_WAY, 0)
-    for private, public, n in zip(
-        pairs.index.get_level_values(0).tolist(),
-        pairs.index.get_level_values(1).tolist(),
-        pairs.tolist(),
-        strict=True,
-    ):
-        counts[_SEVEN_WAY_CELLS[(str(private), str(public))]] += int(n)
+    for category, n in seven_way_categories(kept).value_counts(sort=False).items():
+        counts[str(category)] += int(n)
     total = len(kept)
     return {
         "n": total,

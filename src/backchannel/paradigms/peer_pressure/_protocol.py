@@ -30,6 +30,7 @@ from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.peer_pressure._group import Group, build_group, pool_models
 from backchannel.paradigms.peer_pressure._judging import JUDGING
 from backchannel.paradigms.peer_pressure._settings import PeerPressureSettings
+from backchannel.paradigms.peer_pressure._view import VIEW
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
     Settings = PeerPressureSettings
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
     judging = JUDGING
+    view = VIEW
     fixed_settings = frozenset({"datasets", "judge", "reask"})
     reads_options = frozenset({"judge", "second_judge"})
 

@@ -34,6 +34,7 @@ from backchannel.paradigms.testimony._settings import (
     check_exit,
 )
 from backchannel.paradigms.testimony._verify import verify
+from backchannel.paradigms.testimony._view import VIEW
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,6 +111,7 @@ class Testimony(Paradigm[TestimonySettings]):
     Settings = TestimonySettings
     prompt_package = "backchannel.paradigms.testimony.prompts"
     fixed_settings = FIXED_SETTINGS
+    view = VIEW
 
     def items(self, settings: TestimonySettings, seed: int) -> list[Item]:
         environments = _environments(settings)

@@ -42,13 +42,28 @@
     return body;
   }
 
+  // A filter's value is JSON (`3`, `"C1"`); the server refuses anything else, and so does this.
+  function wanted(key, text) {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw new Error("the value of " + key + " must be JSON (e.g. 3 or \"decoy\"), got " + JSON.stringify(text));
+    }
+  }
+
+  function same(have, want) {
+    if (typeof have === "number" && typeof want === "number") return have === want;
+    return JSON.stringify(have === undefined ? null : have) === JSON.stringify(want);
+  }
+
   // Static copy: filtering, sorting and paging of the table happen here, over the list file.
   function matches(row, params) {
     if (params.status && row.status !== params.status) return false;
     if (params.item && !row.item_id.toLowerCase().includes(params.item.toLowerCase())) return false;
     for (const [key, level] of Object.entries(params)) {
-      if (!key.startsWith("f.") || level === "") continue;
-      if (JSON.stringify(row.cell[key.slice(2)]) !== JSON.stringify(JSON.parse(level))) return false;
+      if (level === "" || !(key.startsWith("f.") || key.startsWith("m."))) continue;
+      const have = key.startsWith("f.") ? row.cell[key.slice(2)] : (row.metrics || {})[key.slice(2)];
+      if (!same(have, wanted(key, level))) return false;
     }
     if (params.q && !row._search.includes(params.q.toLowerCase())) return false;
     return true;
@@ -83,11 +98,18 @@
     return load("conv/" + run + "/" + row._file, "data/r" + run + "/c" + row._file + ".js");
   }
 
+  // The copy holds the page under the run's judge and, where it differs, under each other judge.
+  async function staticPage_(run, id, judge) {
+    const data = await staticConversation(run, id);
+    const page = judge && data.pages && data.pages[judge] ? data.pages[judge] : data.page;
+    return Object.assign({}, data, { page: page });
+  }
+
   BC.api = {
     staticMode: staticMode,
     runs: () => (staticMode ? load("runs", "data/runs.js") : get("runs")),
     page: (run, params) => (staticMode ? staticPage(run, params) : get("runs/" + run + "/conversations", params)),
-    conversation: (run, id) => (staticMode ? staticConversation(run, id) : get("runs/" + run + "/conversation", { id: id })),
+    conversation: (run, id, judge) => (staticMode ? staticPage_(run, id, judge) : get("runs/" + run + "/conversation", judge ? { id: id, judge: judge } : { id: id })),
     event: async function (run, id, seq) {
       if (!staticMode) return get("runs/" + run + "/event", { id: id, seq: seq });
       const data = await staticConversation(run, id);

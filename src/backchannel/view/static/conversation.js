@@ -1,5 +1,5 @@
-// The conversation page (one paradigm view, or the generic timeline), the per-agent filter and
-// the side-by-side comparison of two conversations.
+// The conversation page (the paradigm's view drawn by panels.js, or the generic timeline), the
+// per-agent filter and the side-by-side comparison of two conversations.
 "use strict";
 (function () {
   const BC = window.BC;
@@ -17,31 +17,38 @@
     return [...names].sort();
   }
 
+  function figure(v) {
+    return typeof v === "number" ? BC.num(v) : v === null || v === undefined ? "–" : String(v);
+  }
+
   function header(data, run) {
     const c = data.conversation;
     const metrics = Object.entries(c.metrics || {}).filter(([k, v]) => k !== "_note" && (v === null || typeof v !== "object"));
+    const badges = [...(c.badges || []), ...((data.page && data.page.badges) || [])];
     return el("section", { class: "conv-head" },
       el("h1", {}, c.conversation_id),
       el("p", { class: "sub" }, "item " + c.item_id + " · replicate " + c.replicate + " · seed " + c.seed + " · ", el("strong", { class: "status-" + c.status }, c.status)),
       c.error ? el("p", { class: "error" }, c.error) : null,
       el("p", {}, Object.entries(c.cell).map(([k, v]) => el("span", { class: "chip factor" }, k + " = " + JSON.stringify(v)))),
       c.meta && c.meta.item && c.meta.item.question ? BC.textBlock(c.meta.item.question, "question") : null,
-      metrics.length ? el("p", { class: "conv-metrics" }, metrics.map(([k, v]) => el("span", { class: "chip metric" }, k + " " + (typeof v === "number" ? BC.num(v) : v === null ? "–" : String(v))))) : null,
+      badges.length ? el("p", { class: "badges" }, badges.map(BC.chipOf)) : null,
+      metrics.length ? el("p", { class: "conv-metrics" }, metrics.map(([k, v]) => el("span", { class: "chip metric", data: { key: k } }, k + " " + figure(v)))) : null,
+      c.metrics && c.metrics._note ? el("p", { class: "note metrics-note" }, c.metrics._note) : null,
       el("p", {}, el("a", { href: BC.hash("/run/" + run) }, "← all conversations")));
   }
 
   // Draw one conversation into `container`; `agent` filters, `judge` picks the labels.
   BC.drawConversation = function (container, data, run, options) {
+    const labels = data.round_labels || {};
     const ctx = {
       run: run,
       agent: options.agent || null,
-      judge: options.judge || data.primary_judge || judgesOf(data)[0] || null,
+      judge: (data.page && data.page.judge) || options.judge || data.primary_judge || judgesOf(data)[0] || null,
       open: (seq) => BC.showEvent(run, data.conversation.conversation_id, seq),
+      roundLabel: (number) => (String(number) in labels ? labels[String(number)] : String(number)),
     };
-    const view = BC.views.get(data.paradigm);
     const body = el("div", { class: "conv-body" });
-    if (view) view.render(body, data, ctx);
-    else body.appendChild(BC.timeline(data.events, ctx, "Events"));
+    BC.renderPage(body, data, ctx);
     container.appendChild(body);
     return ctx;
   };
@@ -50,7 +57,7 @@
   BC.pages.conversation = async function (container, run, params) {
     const id = params.get("id");
     if (!id) throw new Error("no conversation given: open one from the conversations table");
-    const data = await BC.api.conversation(run, id);
+    const data = await BC.api.conversation(run, id, params.get("judge") || "");
     BC.clear(container);
     container.appendChild(header(data, run));
     const agent = params.get("agent") || "";

@@ -55,9 +55,57 @@
     return node;
   };
 
-  // A block of model text: pre-wrapped, isolated direction, shown exactly (as text).
-  BC.textBlock = function (text, cls) {
-    return BC.el("div", { class: "text " + (cls || ""), dir: "auto" }, text === "" ? "(empty)" : text);
+  // Texts longer than FOLD characters are shown folded (a "show all" button draws the rest),
+  // and a run of more than WORD characters without a space gets a <wbr> break opportunity every
+  // WORD characters: a 200,000-character word or a 1 MB message draws in well under a second,
+  // where the browser's own line breaking of such a word takes minutes.
+  const FOLD = 4000;
+  const WORD = 64;
+  const LONG_RUN = new RegExp("\\S{" + (WORD + 1) + ",}", "g");
+
+  BC.breakable = function (node, text) {
+    let last = 0;
+    LONG_RUN.lastIndex = 0;
+    for (let m = LONG_RUN.exec(text); m !== null; m = LONG_RUN.exec(text)) {
+      if (m.index > last) node.appendChild(document.createTextNode(text.slice(last, m.index)));
+      const run = m[0];
+      for (let i = 0; i < run.length; i += WORD) {
+        if (i) node.appendChild(document.createElement("wbr"));
+        node.appendChild(document.createTextNode(run.slice(i, i + WORD)));
+      }
+      last = m.index + run.length;
+    }
+    if (last < text.length) node.appendChild(document.createTextNode(text.slice(last)));
+    return node;
+  };
+
+  // A block of model text: pre-wrapped, isolated direction, shown exactly (as text), folded
+  // when long. options.inline: a short text becomes a span.
+  BC.textBlock = function (text, cls, options) {
+    const shown = text === "" ? "(empty)" : BC.visible(text);
+    if (options && options.inline && shown.length <= WORD && !shown.includes("\n")) {
+      return BC.el("span", { class: "part-text " + (cls || "") }, shown);
+    }
+    const node = BC.el("div", { class: "text " + (cls || ""), dir: "auto" });
+    if (shown.length <= FOLD) return BC.breakable(node, shown);
+    let cut = FOLD;
+    if (/[\uD800-\uDBFF]/.test(shown[cut - 1])) cut -= 1; // never split a surrogate pair
+    BC.breakable(node, shown.slice(0, cut));
+    const unfold = function (e) {
+      if (e.type === "keydown" && e.key !== "Enter" && e.key !== " ") return;
+      e.stopPropagation(); // inside an event's button: show the text, do not open the event
+      e.preventDefault();
+      BC.clear(node);
+      BC.breakable(node, shown);
+      node.classList.remove("folded");
+      node.classList.add("unfolded");
+    };
+    const more = BC.el("span", { role: "button", tabindex: "0", class: "show-all",
+      title: "draw the whole text (" + shown.length.toLocaleString("en") + " characters)",
+      on: { click: unfold, keydown: unfold } }, "… show all (" + shown.length.toLocaleString("en") + " characters)");
+    node.classList.add("folded");
+    node.appendChild(more);
+    return node;
   };
 
   BC.num = function (value, digits) {
@@ -101,13 +149,6 @@
         BC.el("p", { class: "error" }, message),
         BC.el("p", {}, BC.el("a", { href: "#/" }, "Back to the run"))),
     ]);
-  };
-
-  // Paradigm views register here: BC.views.register("dyad", {render(container, data, ctx)}).
-  const views = {};
-  BC.views = {
-    register: function (name, view) { views[name] = view; },
-    get: function (name) { return views[name] || null; },
   };
 
   // The label one judge gave an event (null when it failed or is missing).

@@ -20,7 +20,8 @@
   }
 
   // spec: {width, height, node_width, node_height, title, columns: [{x, label}],
-  //   nodes: [{id, x, y, lines: [..], cls, title, data: {..}}], edges: [{source, target, cls, title}]}
+  //   nodes: [{id, x, y, lines: [..], cls, title, data: {..}}],
+  //   edges: [{source, target, cls, marker, title}]} (marker: one of `kinds`, default cls)
   // kinds: the edge classes that get an arrow head of their own; open(node): a node was chosen.
   BC.graph = function (spec, kinds, open) {
     const id = "g" + ++drawn;
@@ -50,7 +51,7 @@
       const sx = from.x - w / 2, sy = from.y, tx = to.x + w / 2, ty = to.y;
       const bend = Math.max(30, Math.abs(sx - tx) / 2);
       const path = svg("path", { class: "edge " + edge.cls, d: "M " + sx + " " + sy + " C " + (sx - bend) + " " + sy +
-        ", " + (tx + bend) + " " + ty + ", " + tx + " " + ty, "marker-end": "url(#" + id + "-" + edge.cls + ")",
+        ", " + (tx + bend) + " " + ty + ", " + tx + " " + ty, "marker-end": "url(#" + id + "-" + (edge.marker || edge.cls) + ")",
         "data-source": edge.source, "data-target": edge.target });
       path.appendChild(svg("title", {}, edge.title));
       edges.appendChild(path);

@@ -38,6 +38,8 @@
     }
     form.appendChild(el("label", {}, "item ", el("input", { name: "item", value: query.item || "", size: 14 })));
     form.appendChild(el("label", {}, "search ", el("input", { name: "q", type: "search", value: query.q || "", size: 18, placeholder: BC.api.staticMode ? "ids, items, questions" : "any text" })));
+    const figures = Object.keys(query).filter((k) => k.startsWith("m.") && query[k] !== "");
+    for (const key of figures) form.appendChild(el("input", { type: "hidden", name: key, value: query[key] }));
     form.appendChild(el("button", { type: "submit" }, "Apply"));
     if (BC.api.staticMode) form.appendChild(el("p", { class: "note" }, "In this static copy search covers ids, items and questions; `backchannel view RUN` searches every message."));
 
@@ -46,7 +48,13 @@
     const header = columns.map(([key, title]) => el("th", {},
       el("a", { href: BC.hash("/run/" + run, Object.assign({}, query, { sort: key, desc: query.sort === key && query.desc !== "1" ? "1" : "", offset: 0 })), class: query.sort === key ? "sorted" : "" },
         title + (query.sort === key ? (query.desc === "1" ? " ▼" : " ▲") : ""))));
-    const metricHeads = summary.columns.map((c) => {
+    const shownColumns = summary.columns.filter((c) => c.shown !== false);
+    const titles = Object.fromEntries(summary.columns.map((c) => [c.key, c.title]));
+    const figureNote = figures.length ? el("p", { class: "figure-filter" }, "Only conversations whose ",
+      figures.map((k, i) => [i ? " and " : "", el("strong", {}, titles[k.slice(2)] || k.slice(2)), " is ", el("code", {}, query[k])]),
+      " · ", el("a", { href: BC.hash("/run/" + run, Object.fromEntries(Object.entries(query).filter(([k]) => !k.startsWith("m.")))) }, "show all")) : null;
+    const withBadges = page.conversations.some((c) => (c.badges || []).length);
+    const metricHeads = shownColumns.map((c) => {
       const key = "metric:" + c.key;
       return el("th", { title: c.help }, el("a", { href: BC.hash("/run/" + run, Object.assign({}, query, { sort: key, desc: query.sort === key && query.desc !== "1" ? "1" : "", offset: 0 })), class: query.sort === key ? "sorted" : "" },
         c.title + (query.sort === key ? (query.desc === "1" ? " ▼" : " ▲") : "")));
@@ -65,7 +73,8 @@
       Object.keys(summary.factors).map((f) => el("td", {}, value(c.cell[f]))),
       el("td", {}, String(c.replicate)),
       el("td", { title: c.error || "" }, c.status),
-      summary.columns.map((m) => el("td", { class: "metric", title: c.metrics._note || "" }, value(c.metrics[m.key])))));
+      shownColumns.map((m) => el("td", { class: "metric", title: c.metrics._note || "", data: { key: m.key } }, value(c.metrics[m.key]))),
+      withBadges ? el("td", { class: "badges" }, (c.badges || []).map(BC.chipOf)) : null));
     const offset = Number(page.offset), limit = Number(page.limit);
     const pager = el("p", { class: "pager" },
       el("button", { type: "button", disabled: offset === 0, on: { click: () => go({ offset: Math.max(0, offset - limit) }) } }, "← previous"),
@@ -75,8 +84,8 @@
     const live = el("p", { class: "note live", "aria-live": "polite" });
     container.append(
       el("h1", {}, (summary.name || summary.run_id) + ": conversations"),
-      form, pager,
-      el("table", { class: "conversations" }, el("thead", {}, el("tr", {}, el("th", {}, ""), header, metricHeads)), el("tbody", {}, rows)),
+      form, figureNote, pager,
+      el("table", { class: "conversations" }, el("thead", {}, el("tr", {}, el("th", {}, ""), header, metricHeads, withBadges ? el("th", {}, "") : null)), el("tbody", {}, rows)),
       live);
     if (!BC.api.staticMode) {
       const seen = summary.counts.total;

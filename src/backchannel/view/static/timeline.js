@@ -10,7 +10,7 @@
     if (!agent || event.agent === agent) return true;
     const meta = event.meta || {};
     const to = meta.recipients || meta.audience;
-    // A public event with an empty list of recipients (a broadcast testimony) is for everyone.
+    // A public event with an empty list of recipients (a broadcast) is for everyone.
     if (event.channel === "direct" || (event.channel === "public" && Array.isArray(to) && to.length)) {
       return Array.isArray(to) && to.includes(agent);
     }
@@ -29,7 +29,7 @@
   BC.timeline = function (events, ctx, title) {
     const kept = events.filter((e) => BC.keeps(e, ctx.agent));
     const rows = kept.map((e) => el("tr", { class: e.channel },
-      el("td", {}, String(e.round)),
+      el("td", {}, ctx.roundLabel ? ctx.roundLabel(e.round) : String(e.round)),
       el("td", {}, e.turn === null ? "" : String(e.turn)),
       el("td", {}, e.agent, el("span", { class: "role" }, " " + e.role)),
       el("td", {}, e.channel),
