@@ -7,7 +7,15 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from backchannel.analysis import CellRow, Design, Metrics, RunTables, separation_problems
+from backchannel.analysis import (
+    CellRow,
+    Design,
+    Metrics,
+    Record,
+    RunTables,
+    cell_groups,
+    separation_problems,
+)
 
 
 class Rate(CellRow):
@@ -82,3 +90,89 @@ def test_separation_names_missing_factors_and_whole_run_figures() -> None:
         ["model"],
     )
     assert separation_problems(whole, ["model", "k"]) == []
+
+
+class Fit(Record):
+    formula: str
+    n: int
+    r_squared: float | None = None
+    skipped: str | None = None
+
+
+class Group(CellRow):
+    keys = ("scenario",)
+    omit_unset = True
+    state: str
+    rate: float | None = None
+
+
+class Nested(Metrics):
+    run_level = frozenset({"tests.models", "stability.window"})
+    tests: dict[str, dict[str, Fit]]
+    stability: dict[str, int | list[Group]]
+
+
+def test_unset_optional_parts_are_left_out_but_a_given_null_stays() -> None:
+    assert Fit(formula="y ~ 1", n=1, skipped="too few").model_dump() == {
+        "formula": "y ~ 1",
+        "n": 1,
+        "skipped": "too few",
+    }
+    given = Fit.model_validate({"formula": "y ~ x", "n": 5, "r_squared": None})
+    assert given.model_dump(mode="json") == {"formula": "y ~ x", "n": 5, "r_squared": None}
+    rows = [{"scenario": "s", "k": 1, "state": "A"}, {"scenario": "s", "state": "C", "rate": None}]
+    built = [Group.model_validate(r) for r in rows]
+    assert [r.model_dump(mode="json") for r in built] == [
+        {"scenario": "s", "k": 1, "state": "A"},
+        {"scenario": "s", "state": "C", "rate": None},
+    ]
+    assert Rate(rate=None, n=0).model_dump() == {"rate": None, "n": 0}  # not opted in
+
+
+def test_run_level_may_name_a_part_of_a_section() -> None:
+    data = {
+        "tests": {"models": {"main": {"formula": "y ~ C(k)", "n": 4, "r_squared": 0.5}}},
+        "stability": {"window": 3, "rows": [{"scenario": "s", "state": "A", "rate": 1.0}]},
+    }
+    built = Nested.build(data, ["k"])
+    assert separation_problems(built, ["k"]) == ["stability.rows: a row without the factor(s) k"]
+    assert separation_problems(built, []) == []
+
+
+def test_levels_are_read_exactly_from_each_cell() -> None:
+    conversations = pd.DataFrame(
+        {
+            "conversation_id": ["c1", "c2", "c3"],
+            "cell": ['{"m": null, "k": [1, 2]}', '{"m": 2, "k": [3]}', None],
+            "m": [float("nan"), 2.0, 5.0],
+            "k": [[1, 2], [3], [4]],
+        }
+    )
+    levels = Design(("m", "k")).levels(conversations)
+    assert levels == {
+        "c1": {"m": None, "k": [1, 2]},
+        "c2": {"m": 2, "k": [3]},
+        "c3": {"m": 5, "k": [4]},
+    }
+    assert isinstance(levels["c2"]["m"], int)
+
+
+def test_cell_groups_order_levels_naturally_and_keep_unhashable_ones() -> None:
+    frame = pd.DataFrame({"conversation_id": ["a", "b", "c", "d"], "role": ["x", "y", "x", "x"]})
+    levels = {"a": {"r": 10}, "b": {"r": 3}, "c": {"r": None}, "d": {"r": 10, "k": [1]}}
+    groups = cell_groups(frame, ["r", "role"], levels)
+    assert [(cell, list(g["conversation_id"])) for cell, g in groups] == [
+        ({"r": None, "role": "x"}, ["c"]),
+        ({"r": 3, "role": "y"}, ["b"]),
+        ({"r": 10, "role": "x"}, ["a", "d"]),
+    ]
+    lists = cell_groups(frame, ["k"], {"a": {"k": [2]}, "b": {"k": [1]}, "c": {"k": [2]}, "d": {}})
+    assert [cell for cell, _ in lists] == [{"k": None}, {"k": [1]}, {"k": [2]}]
+    # a factor is read from the levels even where the frame has a column of its name
+    shadowed = frame.assign(r=[0, 0, 0, 0])
+    assert [cell["r"] for cell, _ in cell_groups(shadowed, ["r"], levels)] == [None, 3, 10]
+    (whole,) = cell_groups(frame.iloc[0:0], [])
+    assert whole[0] == {} and whole[1].empty
+    assert cell_groups(frame.iloc[0:0], ["role"]) == []
+    with pytest.raises(KeyError, match="neither a column"):
+        cell_groups(frame, ["r"])

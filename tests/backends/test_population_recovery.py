@@ -15,6 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 import backchannel as bc
 from backchannel.paradigms.council._extract import deliberations
 from backchannel.paradigms.council._metrics import score_table
+from backchannel.paradigms.dyad import DyadMetrics
 
 
 def _run(tmp_path: Path, experiment: dict[str, Any]) -> Any:
@@ -132,19 +133,20 @@ def test_dyad_recovers_the_planted_movement_rates(tmp_path: Path) -> None:
         },
     )
     metrics = run.metrics()
-    by_pairing = metrics["shifts"]["by_pairing"]
+    assert isinstance(metrics, DyadMetrics)
+    by_pairing = {row.pairing: row for row in metrics.shifts.by_pairing}
     estimates = {}
     for model, rate in rates.items():
-        shift = by_pairing[f"sim/population#{model} vs sim/population#firm"]["shift_discussant"]
+        shift = by_pairing[f"sim/population#{model} vs sim/population#firm"].shift_discussant
         planted = _dyad_shift(3.0, 5.5, rate, 0.1, rounds)
-        assert shift["low"] <= planted <= shift["high"], (model, planted, shift)
-        estimates[model] = shift["estimate"]
+        assert shift.low is not None and shift.high is not None
+        assert shift.low <= planted <= shift.high, (model, planted, shift)
+        estimates[model] = shift.estimate
     assert estimates["open"] > estimates["firm"] > 0
     # The tags follow the movement: the open Discussant accepts more often.
-    categories = metrics["categories"]["discussant"]["by_pairing"]
+    categories = {row.pairing: row for row in metrics.categories.discussant.by_pairing}
     accept = {
-        m: categories[f"sim/population#{m} vs sim/population#firm"]["ACCEPT"]["estimate"]
-        for m in rates
+        m: categories[f"sim/population#{m} vs sim/population#firm"].ACCEPT.estimate for m in rates
     }
     assert accept["open"] > accept["firm"]
 

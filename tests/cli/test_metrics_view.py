@@ -13,6 +13,7 @@ from backchannel.cli._metrics_view import (
     condensed,
     long_form,
     print_metrics,
+    render,
     sections,
 )
 
@@ -71,3 +72,18 @@ def test_long_sections_are_previewed_unless_all() -> None:
     assert "18 more rows: --section rows or --all" in printed()
     assert "n29" in printed(everything=True) and "more rows" not in printed(everything=True)
     assert "n29" in printed(only="rows")
+
+
+def test_rows_too_wide_for_any_table_are_printed_as_records() -> None:
+    rows = [
+        {"measure": m, "cell": f"scenario=child_welfare, state={s}", "published": 0.7, "where": w}
+        for m in ("FCC", "Borda margin")
+        for s, w in (("A", "Results table " * 4), ("B", "Results text " * 4))
+    ]
+    section = Section("Beside the study", ["measure", "cell"], ["published", "where"], rows)
+    buffer = io.StringIO()
+    render(Console(file=buffer, width=60), section)
+    printed = buffer.getvalue()
+    assert "┃" not in printed  # no table
+    assert "  cell=…welfare, state=A\n    FCC: published 0.7; where Results table" in printed
+    assert "cell: every value starts with 'scenario=child_' (shown as …)" in printed

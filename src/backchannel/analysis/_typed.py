@@ -9,6 +9,8 @@ factor can never hide in a row, and a row can never carry a key nobody declared.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -63,6 +65,28 @@ class Design:
         """Those of `names` that are factors of this run (what a section averages over)."""
         return [f for f in self.factors if f in names]
 
+    def levels(self, conversations: pd.DataFrame) -> dict[str, dict[str, Any]]:
+        """Each conversation's level of every factor, by conversation id, exactly as its cell
+        declared it (the `cell` JSON, where a factor column may have turned 2 into 2.0 beside
+        a null level); a conversation without `cell` falls back to its factor columns."""
+        ids = [str(cid) for cid in conversations["conversation_id"]]
+        cells = (
+            [_cell_of(c) for c in conversations["cell"]]
+            if "cell" in conversations.columns
+            else [None] * len(ids)
+        )
+        columns = {
+            f: list(conversations[f]) if f in conversations.columns else [None] * len(ids)
+            for f in self.factors
+        }
+        return {
+            cid: {
+                f: cell[f] if cell is not None and f in cell else _plain(columns[f][i])
+                for f in self.factors
+            }
+            for i, (cid, cell) in enumerate(zip(ids, cells, strict=True))
+        }
+
 
 class CellRow(BaseModel):
     """One row of a per-cell table: typed measures, and the cell's factor levels as the other
@@ -71,6 +95,9 @@ class CellRow(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
     keys: ClassVar[tuple[str, ...]] = ()
     """Row keys besides the factors that a subclass allows undeclared (e.g. `checkpoint`)."""
+    omit_unset: ClassVar[bool] = False
+    """If true, an optional field the row was built without is left out of its JSON (a part
+    that only some rows have), instead of printed as null."""
 
     @model_validator(mode="after")
     def _only_factors(self, info: ValidationInfo) -> CellRow:
@@ -91,12 +118,36 @@ class CellRow(BaseModel):
     ) -> dict[str, Any]:
         fields = handler(self)
         extra = self.model_extra or {}
-        return {**{k: fields[k] for k in extra if k in fields}, **fields}
+        ordered = {**{k: fields[k] for k in extra if k in fields}, **fields}
+        return _given(self, ordered) if type(self).omit_unset else ordered
 
     @property
     def cell(self) -> dict[str, Any]:
         """The factor levels of this row."""
         return dict(self.model_extra or {})
+
+
+class Record(BaseModel):
+    """A nested part of typed results that is not a per-cell row (an interval, a test, a
+    fitted model): frozen, no undeclared keys, and an optional field it was built without is
+    left out of its JSON (a fit that was skipped has no coefficients, rather than null ones)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_serializer(mode="wrap")
+    def _only_given(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        return _given(self, handler(self))
+
+
+def _given(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without the optional fields `model` was built without."""
+    unset: set[str] = set()
+    for name, field in type(model).model_fields.items():
+        if not field.is_required() and name not in model.model_fields_set:
+            unset |= {name, field.serialization_alias or field.alias or name}
+    return {k: v for k, v in data.items() if k not in unset}
 
 
 class Metrics(BaseModel):
@@ -111,7 +162,8 @@ class Metrics(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     run_level: ClassVar[frozenset[str]] = frozenset()
-    """Fields that are whole-run by nature: counts, options, agreement between judges."""
+    """Fields that are whole-run by nature: counts, options, agreement between judges; a
+    dotted path (`tests.models`) names a part of a section."""
 
     pooled: dict[str, list[str]] = Field(default_factory=dict)
     """Section path (e.g. `network.infection_by_model`) -> the factors it averages over."""
@@ -148,9 +200,7 @@ def separation_problems(metrics: Metrics, design: Design | Sequence[str]) -> lis
     factors = design.factors if isinstance(design, Design) else tuple(design)
     problems: list[str] = []
     for name, value in metrics.sections():
-        if name in type(metrics).run_level:
-            continue
-        _walk(value, name, factors, metrics.pooled, problems)
+        _walk(value, name, factors, metrics.pooled, problems, type(metrics).run_level)
     return problems
 
 
@@ -160,7 +210,10 @@ def _walk(
     factors: Sequence[str],
     pooled: Mapping[str, Sequence[str]],
     out: list[str],
+    run_level: frozenset[str] = frozenset(),
 ) -> None:
+    if path in run_level:
+        return
     if isinstance(value, CellRow):
         named = set(pooled.get(_section_of(path, pooled), ()))
         missing = [f for f in factors if f not in value.cell and f not in named]
@@ -169,11 +222,11 @@ def _walk(
         return
     if isinstance(value, BaseModel):
         for field in type(value).model_fields:
-            _walk(getattr(value, field), f"{path}.{field}", factors, pooled, out)
+            _walk(getattr(value, field), f"{path}.{field}", factors, pooled, out, run_level)
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
-            _walk(item, f"{path}.{key}", factors, pooled, out)
+            _walk(item, f"{path}.{key}", factors, pooled, out, run_level)
         return
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
@@ -183,6 +236,7 @@ def _walk(
                 factors,
                 pooled,
                 out,
+                run_level,
             )
         return
     named = set(pooled.get(_section_of(path, pooled), ()))
@@ -201,3 +255,68 @@ def rows_frame(rows: Sequence[BaseModel]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame([row.model_dump(mode="json") for row in rows])
+
+
+def cell_groups(
+    frame: pd.DataFrame,
+    keys: Sequence[str],
+    levels: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """The rows of `frame` per combination of `keys`, in the natural order of their values
+    (missing first, then numbers, text, and lists or mappings by their JSON text).
+
+    A key is a factor of `levels` (conversation id -> its factor levels, as `Design.levels`
+    reads them), looked up by each row's `conversation_id` (even where `frame` has a column of
+    that name), or else a column of `frame`; values may be missing, lists or mappings. No
+    keys: the whole frame, as one group (even when empty).
+    """
+    if not keys:
+        return [({}, frame)]
+    factors = {f for cell in (levels or {}).values() for f in cell}
+    columns: dict[str, list[Any]] = {}
+    for key in keys:
+        if key in factors:
+            assert levels is not None
+            ids = frame["conversation_id"].astype(str)
+            columns[key] = [levels[cid].get(key) for cid in ids]
+        elif key in frame.columns:
+            columns[key] = [_plain(v) for v in frame[key]]
+        else:
+            raise KeyError(f"{key!r} is neither a column nor a factor with levels")
+    found: dict[tuple[str, ...], list[int]] = {}
+    values: dict[tuple[str, ...], dict[str, Any]] = {}
+    for position in range(len(frame)):
+        row = {key: columns[key][position] for key in keys}
+        text = tuple(json.dumps(v, sort_keys=True, default=str) for v in row.values())
+        found.setdefault(text, []).append(position)
+        values.setdefault(text, row)
+    order = sorted(found, key=lambda t: tuple(_natural(v) for v in values[t].values()))
+    return [(values[t], frame.iloc[found[t]]) for t in order]
+
+
+def _cell_of(text: Any) -> dict[str, Any] | None:
+    if isinstance(text, Mapping):
+        return dict(text)
+    if not isinstance(text, str) or not text:
+        return None
+    decoded = json.loads(text)
+    return decoded if isinstance(decoded, dict) else None
+
+
+def _plain(value: Any) -> Any:
+    """A table value as plain Python: numpy scalars as numbers, NaN and missing as None."""
+    if hasattr(value, "tolist") and not isinstance(value, list | tuple | dict | str):
+        value = value.tolist()  # numpy scalars and arrays (a list level read from Parquet)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value
+
+
+def _natural(value: Any) -> tuple[int, float, str]:
+    if value is None:
+        return (0, 0.0, "")
+    if isinstance(value, bool | int | float):
+        return (1, float(value), "")
+    if isinstance(value, str):
+        return (2, 0.0, value)
+    return (3, 0.0, json.dumps(value, sort_keys=True, default=str))

@@ -109,7 +109,7 @@ def _study_comparison(paradigm: Any, headline: Any) -> Any:
         )
     frame = comparison_frame(compare_study(headline, study))
     rows = [{str(k): v for k, v in r.items()} for r in frame.to_dict(orient="records")]
-    keys = ["measure", "cell", "study model"]
+    keys = ["measure", "cell"]
     others = [c for c in frame.columns if c not in keys]
     return Section(f"Beside the study: {study.citation}", keys, others, rows, 0, [study.note])
 

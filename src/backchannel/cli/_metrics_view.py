@@ -165,25 +165,36 @@ def _shared_prefix(values: list[str]) -> str:
 
 
 def long_form(section: Section) -> Section:
-    """One row per (row keys, measure): a table that fits any width."""
+    """One row per (row keys, column): a table that fits any width."""
+    name = "column" if "measure" in section.keys else "measure"
     rows = [
-        {**{k: r.get(k) for k in section.keys}, "measure": c, "value": r.get(c)}
+        {**{k: r.get(k) for k in section.keys}, name: c, "value": r.get(c)}
         for r in section.rows
         for c in section.columns
         if c in r
     ]
-    return Section(section.title, [*section.keys, "measure"], ["value"], rows, 0, section.notes)
+    return Section(section.title, [*section.keys, name], ["value"], rows, 0, section.notes)
 
 
 def _width(texts: Sequence[str]) -> int:
     return max((len(t) for t in texts), default=1)
 
 
+def _needed(section: Section, column: str) -> int:
+    """Characters a column takes: its widest cell or (up to 24) its header, and borders."""
+    return max(_width([cell(r.get(column)) for r in section.rows]), min(len(column), 24)) + 3
+
+
+def fits(section: Section, width: int) -> bool:
+    """Whether the whole section fits `width` as one table."""
+    return sum(_needed(section, c) for c in [*section.keys, *section.columns]) + 4 <= width
+
+
 def column_groups(section: Section, width: int) -> list[list[str]]:
     """The section's columns split so that each group, with the row keys, fits `width`."""
 
     def needed(column: str) -> int:
-        return max(_width([cell(r.get(column)) for r in section.rows]), min(len(column), 24)) + 3
+        return _needed(section, column)
 
     base = sum(needed(k) for k in section.keys) + 4
     groups: list[list[str]] = [[]]
@@ -211,6 +222,9 @@ def render(console: Console, section: Section) -> None:
         section = long_form(section)
         section.hidden = hidden
         groups = column_groups(section, console.width)
+    if len(section.keys) > 1 and (len(groups) > 1 or not fits(section, console.width)):
+        render_records(console, section)
+        return
     for index, group in enumerate(groups):
         part = f" ({index + 1} of {len(groups)})" if len(groups) > 1 else ""
         title = section.title + part
@@ -222,6 +236,37 @@ def render(console: Console, section: Section) -> None:
         for row in section.rows:
             table.add_row(*(cell(row.get(c)) for c in [*section.keys, *group]))
         console.print(table)
+    if section.hidden:
+        console.print(
+            f"  ({section.hidden} more rows: --section {section.title.split('.')[0]} or --all)"
+        )
+    for note in section.notes:
+        if note:
+            console.print(f"  {note}", markup=False, soft_wrap=True)
+
+
+def render_records(console: Console, section: Section) -> None:
+    """Rows too wide for any table: each as a heading of its keys, then `column: value` lines
+    (the layout that fits every width)."""
+    console.print(section.title, style="bold", markup=False)
+    keys = [k for k in section.keys if k not in ("measure", "column")]
+    inner = [k for k in section.keys if k not in keys]
+    previous: tuple[str, ...] | None = None
+    for row in section.rows:
+        heading = tuple(cell(row.get(k)) for k in keys)
+        if heading != previous:
+            console.print(
+                "  " + ", ".join(f"{k}={v}" for k, v in zip(keys, heading, strict=True)),
+                markup=False,
+                soft_wrap=True,
+            )
+            previous = heading
+        label = " ".join(cell(row.get(k)) for k in inner)
+        values = "; ".join(
+            f"{c} {cell(row.get(c))}" if len(section.columns) > 1 else cell(row.get(c))
+            for c in section.columns
+        )
+        console.print(f"    {label}: {values}", markup=False, soft_wrap=True)
     if section.hidden:
         console.print(
             f"  ({section.hidden} more rows: --section {section.title.split('.')[0]} or --all)"

@@ -9,6 +9,7 @@ from scipy import stats
 from backchannel.analysis import CONVERSATION_BASE_COLUMNS, EVENT_COLUMNS, RunTables
 from backchannel.paradigms.council._extract import deliberations
 from backchannel.paradigms.council._metrics import council_metrics, deliberation_table
+from backchannel.paradigms.council._results import Wilcoxon
 
 VALUES = [
     "safety",
@@ -102,15 +103,14 @@ def _conversation(cid, pool, rankings, scores=None, delphi="none", revised=None)
         "run_id": "r",
         "conversation_id": cid,
         "paradigm": "council",
-        "cell_key": f"delphi={delphi};pool={pool};scenario=s",
-        "cell": json.dumps({"scenario": "s", "pool": pool, "delphi": delphi}),
+        "cell_key": f"delphi={delphi};pool={pool}",
+        "cell": json.dumps({"pool": pool, "delphi": delphi}),
         "item_id": "s",
         "replicate": 0,
         "seed": 0,
         "status": "done",
         "error": None,
         "meta": json.dumps({"options": ["a", "b", "c"]}),
-        "scenario": "s",
         "pool": pool,
         "delphi": delphi,
     }
@@ -126,10 +126,8 @@ def _tables(conversations):
     return RunTables(
         pd.DataFrame(events, columns=EVENT_COLUMNS),
         pd.DataFrame(columns=["run_id"]),
-        pd.DataFrame(
-            [*rows, failed], columns=[*CONVERSATION_BASE_COLUMNS, "scenario", "pool", "delphi"]
-        ),
-        {"factors": ["scenario", "pool", "delphi"]},
+        pd.DataFrame([*rows, failed], columns=[*CONVERSATION_BASE_COLUMNS, "pool", "delphi"]),
+        {"factors": ["pool", "delphi"]},
     )
 
 
@@ -161,7 +159,7 @@ def metrics():
 
 
 def _group(metrics, state):
-    (group,) = [g for g in metrics["groups"] if g["state"] == state]
+    (group,) = [g for g in metrics.groups if g.state == state]
     return group
 
 
@@ -174,27 +172,30 @@ def test_extraction_counts_failures():
 
 def test_state_a(metrics):
     a = _group(metrics, "A")
-    assert a["deliberations"] == 2
-    assert a["fcc"]["estimate"] == pytest.approx((4 / 7 + 1) / 2)
-    assert a["winner_distribution"] == {"a": 2}
+    assert a.cell == {"scenario": "s", "delphi": "none", "pool": "A"}
+    assert a.deliberations == 2
+    assert a.fcc.estimate == pytest.approx((4 / 7 + 1) / 2)
+    assert a.winner_distribution == {"a": 2}
     # No verification in A: every evaluator pair lacks a score, so nothing is measurable.
-    assert a["tension"]["credible_tension_rate"] is None
-    assert a["tension"]["counts"]["unmeasurable"] == 2 * 6
-    assert "voice_authenticity_rate" not in a
+    assert a.tension is not None and a.tension.credible_tension_rate is None
+    assert a.tension.counts["unmeasurable"] == 2 * 6
+    assert a.voice_authenticity_rate is None
+    assert "voice_authenticity_rate" not in a.model_dump()  # absent, not null
 
 
 def test_state_b(metrics):
     b = _group(metrics, "B")
-    assert b["fcc"]["estimate"] == pytest.approx((1 / 7 + 3 / 4) / 2)
-    assert b["margin"]["estimate"] == pytest.approx((0 + 1 / 2) / 2)
-    assert b["winner_distribution"] == {"a": 1, "tie": 1}
-    assert b["invalid_rankings"] == 1
+    assert b.fcc.estimate == pytest.approx((1 / 7 + 3 / 4) / 2)
+    assert b.margin.estimate == pytest.approx((0 + 1 / 2) / 2)
+    assert b.winner_distribution == {"a": 1, "tie": 1}
+    assert b.invalid_rankings == 1
     # B1 pairs: safety(a,.9)-risk(b,.8) GD; safety-creativity(b,.5) partial; performance(c,.7)-
     # simplicity(a,.9) GD; pragmatism(a,.6)-creativity partial; pragmatism-risk partial;
     # simplicity-creativity partial -> 2 GD, 4 partial.
     # B2 (all 1.0, no creativity): safety(a)-risk(a) GA; performance(b)-simplicity(a) GD;
     # pragmatism(a)-risk(a) GA; three creativity pairs unmeasurable.
-    counts = b["tension"]["counts"]
+    assert b.tension is not None
+    counts = b.tension.counts
     assert counts == {
         "genuine_disagreement": 3,
         "genuine_agreement": 2,
@@ -202,10 +203,11 @@ def test_state_b(metrics):
         "partial": 4,
         "unmeasurable": 3,
     }
-    assert b["tension"]["credible_tension_rate"] == pytest.approx(5 / 9)
+    assert b.tension.credible_tension_rate == pytest.approx(5 / 9)
     # Scores at or above .7: B1 .9 .8 .7 .9 1.0 (5 of 7), B2 six of six -> 11/13.
-    assert b["voice_authenticity_rate"] == pytest.approx(11 / 13)
-    per_value = b["consistency_per_value"]
+    assert b.voice_authenticity_rate == pytest.approx(11 / 13)
+    per_value = b.consistency_per_value
+    assert per_value is not None
     assert per_value["safety"] == pytest.approx(0.95)
     assert per_value["creativity"] == pytest.approx(0.5)
     assert per_value["pragmatism"] == pytest.approx(0.8)
@@ -213,35 +215,38 @@ def test_state_b(metrics):
 
 def test_state_c_reweights_b(metrics):
     c = _group(metrics, "C")
+    assert c.cell["pool"] == "B"  # C re-tallies the conversations of pool B
     # B1 weighted Borda: a 2(.9)+.8+2(.6)+.7+2(.9) = 6.3, b .9+2(.8)+.6+.9+2(.5)+1.0 = 6.0,
     # c 2(.7)+.5+2(1.0) = 3.9; weights sum 5.4 -> margin 0.3/10.8 = 1/36, winner a.
     # Weighted firsts a 2.4 of 5.4 -> p_max 4/9 -> FCC (4/9-1/3)/(2/3) = 1/6.
     # B2 all weights 1: FCC 3/4, margin 1/2, winner a.
-    assert c["fcc"]["estimate"] == pytest.approx((1 / 6 + 3 / 4) / 2)
-    assert c["margin"]["estimate"] == pytest.approx((1 / 36 + 1 / 2) / 2)
-    assert c["winner_distribution"] == {"a": 2}
+    assert c.fcc.estimate == pytest.approx((1 / 6 + 3 / 4) / 2)
+    assert c.margin.estimate == pytest.approx((1 / 36 + 1 / 2) / 2)
+    assert c.winner_distribution == {"a": 2}
     table = deliberation_table(deliberations(_tables([B1])))
     c_row = table[table["state"] == "C"].iloc[0]
     assert c_row["borda"] == pytest.approx({"a": 6.3, "b": 6.0, "c": 3.9})
 
 
 def test_between_state_tests_match_scipy(metrics):
-    tests = {(t["measure"], t["comparison"]): t for t in metrics["tests"]}
+    tests = {(t.measure, t.comparison): t for t in metrics.tests}
     primary = tests[("fcc", "A vs B")]
-    assert primary["primary"]
+    assert primary.primary and primary.test == "mann_whitney_u"
+    assert primary.cell == {"scenario": "s", "delphi": "none"}  # it compares the pool levels
+    assert metrics.pooled == {"tests": ["pool"]}
     ref = stats.mannwhitneyu([4 / 7, 1.0], [1 / 7, 3 / 4], alternative="greater")
-    assert primary["p_value"] == pytest.approx(ref.pvalue)
-    assert primary["p_adjusted"] == pytest.approx(ref.pvalue)
+    assert primary.p_value == pytest.approx(ref.pvalue)
+    assert primary.p_adjusted == pytest.approx(ref.pvalue)
     # A pairs beating B: 4/7 > 1/7, 1 > 1/7, 1 > 3/4; 4/7 < 3/4 -> U = 3, r = 2*3/4 - 1 = 0.5.
-    assert primary["statistic"] == 3 and primary["rank_biserial"]["estimate"] == 0.5
+    assert primary.statistic == 3 and primary.rank_biserial.estimate == 0.5
     bc = tests[("margin", "B vs C")]
     ref_w = stats.wilcoxon([0, 1 / 2], [1 / 36, 1 / 2], alternative="greater")
-    assert bc["p_value"] == pytest.approx(ref_w.pvalue)
-    secondary = [t for t in metrics["tests"] if not t["primary"] and t.get("p_value") is not None]
+    assert bc.p_value == pytest.approx(ref_w.pvalue)
+    secondary = [t for t in metrics.tests if not t.primary and t.p_value is not None]
     assert len(secondary) == 4
     for t in secondary:
-        assert t["p_adjusted"] == pytest.approx(min(1.0, t["p_value"] * 4))
-    assert metrics["conversations"] == {"done": 4, "failed": 1}
+        assert t.p_adjusted == pytest.approx(min(1.0, t.p_value * 4))
+    assert metrics.conversations == {"done": 4, "failed": 1}
 
 
 def test_delphi_vote_changes():
@@ -254,12 +259,13 @@ def test_delphi_vote_changes():
         revised=["bac", "cab", "acb", "abc", "abc", "abc", "abc"],
     )
     m = council_metrics(_tables([conv]), resamples=200)
-    (group,) = m["groups"]
-    assert group["delphi"] == "self_check" and group["deliberations"] == 1
-    assert group["revisions"]["vote_changes_total"] == 2
-    assert group["revisions"]["ranking_changes_total"] == 3
+    (group,) = m.groups
+    assert group.cell["delphi"] == "self_check" and group.deliberations == 1
+    assert group.revisions is not None
+    assert group.revisions.vote_changes_total == 2
+    assert group.revisions.ranking_changes_total == 3
     # Revised firsts a x5, b, c -> FCC 4/7.
-    assert group["revisions"]["fcc_revised"]["estimate"] == pytest.approx(4 / 7)
+    assert group.revisions.fcc_revised.estimate == pytest.approx(4 / 7)
     table = deliberation_table(deliberations(_tables([conv])))
     row = table.iloc[0]
     assert row["vote_changes"] == 2 and row["ranking_changes"] == 3 and row["revised"] == 7
@@ -283,26 +289,27 @@ def test_delphi_after_round_keeps_unasked_votes_and_counts_failed_revisions():
     assert row["revised"] == 5 and row["invalid_revisions"] == 1
     assert row["vote_changes"] == 1
     assert row["fcc_revised"] == pytest.approx(3 / 4)
-    (group,) = council_metrics(_tables([conv]), resamples=200)["groups"]
-    assert group["revisions"]["invalid_revisions"] == 1
-    assert group["revisions"]["fcc_revised"]["estimate"] == pytest.approx(3 / 4)
+    (group,) = council_metrics(_tables([conv]), resamples=200).groups
+    assert group.revisions is not None
+    assert group.revisions.invalid_revisions == 1
+    assert group.revisions.fcc_revised.estimate == pytest.approx(3 / 4)
 
 
 def test_borda_totals_per_option_and_state(metrics):
     # A1: a 5x2 + b 1 + c 0 ... ballots abc abc acb abc acb bac cab:
     # a 2+2+2+2+2+1+1 = 12, b 1+1+0+1+0+2+0 = 5, c 0+0+1+0+1+0+2 = 4. A2: a 14, b 7, c 0.
-    a = _group(metrics, "A")["borda_totals"]
+    a = {k: v.model_dump() for k, v in _group(metrics, "A").borda_totals.items()}
     assert a == {
         "a": {"total": 26.0, "mean": 13.0, "n": 2},
         "b": {"total": 12.0, "mean": 6.0, "n": 2},
         "c": {"total": 4.0, "mean": 2.0, "n": 2},
     }
     # B1 a 8, b 8, c 5 (comment above B1); B2 a 11, b 5, c 2.
-    b = _group(metrics, "B")["borda_totals"]
-    assert {k: v["total"] for k, v in b.items()} == {"a": 19.0, "b": 13.0, "c": 7.0}
+    b = _group(metrics, "B").borda_totals
+    assert {k: v.total for k, v in b.items()} == {"a": 19.0, "b": 13.0, "c": 7.0}
     # C: B1 weighted 6.3, 6.0, 3.9; B2 weights 1: 11, 5, 2.
-    c = _group(metrics, "C")["borda_totals"]
-    assert {k: v["total"] for k, v in c.items()} == pytest.approx({"a": 17.3, "b": 11.0, "c": 5.9})
+    c = _group(metrics, "C").borda_totals
+    assert {k: v.total for k, v in c.items()} == pytest.approx({"a": 17.3, "b": 11.0, "c": 5.9})
 
 
 # Six pool deliberations, each with one verification score shared by all seven evaluators, so
@@ -329,10 +336,32 @@ def test_equal_scores_give_c_equal_to_b_and_no_wilcoxon():
         for measure in ("fcc", "margin", "entropy_bits"):
             assert table.loc[(cid, "C"), measure] == table.loc[(cid, "B"), measure]
     m = council_metrics(tables, resamples=200)
-    bc = [t for t in m["tests"] if t["comparison"] == "B vs C"]
-    assert [t["measure"] for t in bc] == ["fcc", "margin"]
+    bc = [t for t in m.tests if t.comparison == "B vs C"]
+    assert [t.measure for t in bc] == ["fcc", "margin"]
     for t in bc:
-        assert t["skipped"] == "every paired difference is zero"
-        assert t["statistic"] is None and t["p_value"] is None and t["p_adjusted"] is None
-        assert t["n"] == 0 and t["zeros"] == len(EQUAL_SCORES)
-        assert t["rank_biserial"]["estimate"] is None and t["rank_biserial"]["n"] == 0
+        assert isinstance(t, Wilcoxon)
+        assert t.skipped == "every paired difference is zero"
+        assert t.statistic is None and t.p_value is None and t.p_adjusted is None
+        assert t.n == 0 and t.zeros == len(EQUAL_SCORES)
+        assert t.rank_biserial.estimate is None and t.rank_biserial.n == 0
+
+
+def test_headline_is_the_study_results_table(metrics):
+    from backchannel.analysis import compare_study
+    from backchannel.paradigms.council import Council
+
+    headline = metrics.headline()
+    assert headline.index == ["scenario", "delphi"] and headline.columns == ["state"]
+    values = {(v.cell["state"], v.measure): v for v in headline.rows}
+    assert values[("A", "FCC")].estimate == pytest.approx((4 / 7 + 1) / 2)
+    assert values[("A", "FCC")].n == 2
+    assert values[("C", "Borda margin")].estimate == pytest.approx((1 / 36 + 1 / 2) / 2)
+    assert values[("B", "voice authenticity rate")].estimate == pytest.approx(11 / 13)
+    assert values[("B", "credible tension rate")].estimate == pytest.approx(5 / 9)
+    # A has no verification: no rate, and it says why
+    assert values[("A", "voice authenticity rate")].estimate is None
+    assert values[("A", "voice authenticity rate")].skipped
+    study = Council().study()
+    assert study is not None
+    # the hand-built scenario "s" is neither of the study's: every published value unmatched
+    assert all(c.run is None for c in compare_study(headline, study))

@@ -31,6 +31,9 @@ class Conv:
     cats_o: list[str]
     status: str = "done"
     extra: dict[str, Any] = field(default_factory=dict)
+    """More of the conversation's meta."""
+    levels: dict[str, Any] = field(default_factory=dict)
+    """Its levels of factors beyond the five (e.g. `rounds`), declared factors of the run."""
 
 
 def _event(cid: str, seq: int, **fields: Any) -> dict[str, Any]:
@@ -109,7 +112,8 @@ def _conversation_events(conv: Conv) -> list[dict[str, Any]]:
 
 
 def tables(convs: list[Conv]) -> RunTables:
-    """The tidy tables of a run holding `convs`."""
+    """The tidy tables of a run holding `convs` (the factors: the five, then any other level
+    a conversation has)."""
     events: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     for conv in convs:
@@ -121,6 +125,7 @@ def tables(convs: list[Conv]) -> RunTables:
             "stance": conv.stance,
             "style": conv.style,
             "wording": conv.wording,
+            **conv.levels,
         }
         rows.append(
             {
@@ -138,11 +143,12 @@ def tables(convs: list[Conv]) -> RunTables:
                 **cell,
             }
         )
+    factors = list(dict.fromkeys(k for row in rows for k in json.loads(row["cell"])))
     return RunTables(
         pd.DataFrame(events, columns=EVENT_COLUMNS),
         pd.DataFrame(columns=LABEL_COLUMNS),
         pd.DataFrame(rows),
-        {"factors": list(cell)},
+        {"factors": factors},
     )
 
 

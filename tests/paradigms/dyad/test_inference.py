@@ -73,18 +73,21 @@ def test_welch_needs_two_per_group() -> None:
 def test_manipulation_contrasts_match_scipy() -> None:
     data = design()
     result = manipulation_contrasts(data)
+    (overall,) = result["overall"]
     for outcome in ("shift_opponent", "gap_change", "abs_shift_discussant"):
         m = data.loc[data["style"] == "manipulative", outcome]
         p = data.loc[data["style"] == "plain", outcome]
         reference = stats.ttest_ind(m, p, equal_var=False)
-        assert result["overall"][outcome]["t"] == pytest.approx(reference.statistic)
-        assert result["overall"][outcome]["p"] == pytest.approx(reference.pvalue)
-        assert result["overall"][outcome]["n_first"] == len(m)
+        assert overall[outcome]["t"] == pytest.approx(reference.statistic)
+        assert overall[outcome]["p"] == pytest.approx(reference.pvalue)
+        assert overall[outcome]["n_first"] == len(m)
     within = data[data["pairing"] == "a vs b"]
     m = within.loc[within["style"] == "manipulative", "shift_opponent"]
     p = within.loc[within["style"] == "plain", "shift_opponent"]
     reference = stats.ttest_ind(m, p, equal_var=False)
-    assert result["by_pairing"]["a vs b"]["shift_opponent"]["p"] == pytest.approx(reference.pvalue)
+    by_pairing = {row["pairing"]: row for row in result["by_pairing"]}
+    assert list(by_pairing) == list(PAIRINGS)
+    assert by_pairing["a vs b"]["shift_opponent"]["p"] == pytest.approx(reference.pvalue)
 
 
 def dummies(data: pd.DataFrame, factor: str, reference: str) -> pd.DataFrame:
@@ -177,8 +180,10 @@ def test_models_leave_out_constant_factors() -> None:
 
 
 def test_saturated_design_is_skipped_with_a_reason() -> None:
-    models = dyad_metrics(tables(hand_run()))["tests"]["models"]["shift_discussant"]
-    assert "skipped" in models["main"] and "parameters" in models["main"]["skipped"]
+    models = dyad_metrics(tables(hand_run())).tests.models["shift_discussant"]
+    assert models.main.skipped is not None and "parameters" in models.main.skipped
+    assert models.main.coefficients is None
+    assert "coefficients" not in models.main.model_dump()
 
 
 def test_pairing_comparisons_holm_matches_statsmodels() -> None:

@@ -41,7 +41,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from backchannel.paradigms.dyad import dyad_metrics, extract
+from backchannel.analysis import Design, separation_problems
+from backchannel.paradigms.dyad import DyadMetrics, dyad_metrics, extract
 
 from ._build import FAIL, Conv, tables
 
@@ -103,16 +104,29 @@ def hand_run() -> list[Conv]:
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
+def result() -> DyadMetrics:
     return dyad_metrics(tables(hand_run()))
 
 
-def test_result_is_strict_json(result: dict) -> None:
-    json.dumps(result, allow_nan=False)
+def by_pairing(rows: list) -> dict:
+    """Rows of a `by_pairing` table by their pairing."""
+    return {row.pairing: row for row in rows}
 
 
-def test_counts(result: dict) -> None:
-    assert result["counts"] == {
+def test_result_is_strict_json_and_separates_every_factor(result: DyadMetrics) -> None:
+    json.dumps(result.as_json(), allow_nan=False)
+    assert separation_problems(result, Design.of(tables(hand_run()))) == []
+    five = ["discussant_model", "opponent_model", "stance", "style", "wording"]
+    within = ["stance", "style", "wording"]
+    assert result.pooled["shifts.overall"] == five
+    assert result.pooled["categories.opponent.by_pairing"] == within
+    assert result.pooled["tests.manipulation.by_pairing"] == within
+    assert result.pooled["tests.pairing_comparisons"] == five
+    assert "shifts.by_cell" not in result.pooled
+
+
+def test_counts(result: DyadMetrics) -> None:
+    assert result.counts.model_dump() == {
         "conversations": 5,
         "failed_conversations": 1,
         "finished_conversations": 4,
@@ -122,7 +136,7 @@ def test_counts(result: dict) -> None:
         "category_parse_failures": 1,
         "rounds_without_state": 4,
     }
-    assert result["pairings"] == ["m1 vs m1", "m1 vs m2"]
+    assert result.pairings == ["m1 vs m1", "m1 vs m2"]
 
 
 def test_states_and_outcomes_per_conversation() -> None:
@@ -148,19 +162,23 @@ def test_states_and_outcomes_per_conversation() -> None:
     assert list(frames.analysable["conversation_id"]) == ["A", "B", "C"]
 
 
-def test_shift_means_use_t_intervals(result: dict) -> None:
-    shift_d = result["shifts"]["overall"]["shift_discussant"]
+def test_shift_means_use_t_intervals(result: DyadMetrics) -> None:
+    (overall,) = result.shifts.overall
+    assert overall.cell == {} and overall.pairing is None
+    shift_d = overall.shift_discussant
     # mean of 1, 0, 1 = 2/3; interval checked against scipy's t interval
     values = np.array([1.0, 0.0, 1.0])
     low, high = stats.t.interval(0.95, 2, loc=values.mean(), scale=stats.sem(values))
-    assert shift_d["estimate"] == pytest.approx(2 / 3)
-    assert (shift_d["low"], shift_d["high"]) == pytest.approx((low, high))
-    assert shift_d["n"] == 3
-    assert result["shifts"]["overall"]["shift_opponent"]["estimate"] == pytest.approx(0)
-    assert result["shifts"]["overall"]["gap_change"]["estimate"] == pytest.approx(0)
-    same = result["shifts"]["by_pairing"]["m1 vs m1"]
-    assert same["gap_change"]["estimate"] == pytest.approx(-0.5)  # (-2 + 1) / 2
-    single = result["shifts"]["by_pairing"]["m1 vs m2"]["gap_change"]
+    assert shift_d.estimate == pytest.approx(2 / 3)
+    assert (shift_d.low, shift_d.high) == pytest.approx((low, high))
+    assert shift_d.n == 3
+    assert overall.shift_opponent.estimate == pytest.approx(0)
+    assert overall.gap_change.estimate == pytest.approx(0)
+    rows = by_pairing(result.shifts.by_pairing)
+    assert list(rows) == ["m1 vs m1", "m1 vs m2"]
+    assert rows["m1 vs m1"].cell == {"discussant_model": "m1", "opponent_model": "m1"}
+    assert rows["m1 vs m1"].gap_change.estimate == pytest.approx(-0.5)  # (-2 + 1) / 2
+    single = rows["m1 vs m2"].gap_change.model_dump()
     assert single == {
         "estimate": 1.0,
         "low": None,
@@ -170,18 +188,17 @@ def test_shift_means_use_t_intervals(result: dict) -> None:
     }
 
 
-def test_convergence(result: dict) -> None:
-    assert result["convergence"]["overall"] == {
-        "converged": 1,
-        "n": 3,
-        "share": pytest.approx(1 / 3),
-    }
-    assert result["convergence"]["by_pairing"]["m1 vs m1"]["share"] == 0.5
-    assert result["convergence"]["by_pairing"]["m1 vs m2"]["share"] == 0.0
+def test_convergence(result: DyadMetrics) -> None:
+    (overall,) = result.convergence.overall
+    assert overall.model_dump() == {"converged": 1, "n": 3, "share": pytest.approx(1 / 3)}
+    rows = by_pairing(result.convergence.by_pairing)
+    assert rows["m1 vs m1"].share == 0.5
+    assert rows["m1 vs m2"].share == 0.0
 
 
-def test_category_rates_are_conversation_means(result: dict) -> None:
-    d = result["categories"]["discussant"]["overall"]
+def test_category_rates_are_conversation_means(result: DyadMetrics) -> None:
+    (row,) = result.categories.discussant.overall
+    d = row.model_dump()
     # per-conversation discussant shares over A, B, C, D:
     # ACCEPT 2/3, 0, 1/3, 0 -> 1/4; REJECT 0, 1, 0, 0 -> 1/4
     # IGNORE 1/3, 0, 1/3, 1 -> 5/12; PARSE_FAILURE 0, 0, 1/3, 0 -> 1/12
@@ -189,47 +206,47 @@ def test_category_rates_are_conversation_means(result: dict) -> None:
     assert d["REJECT"]["estimate"] == pytest.approx(1 / 4)
     assert d["IGNORE"]["estimate"] == pytest.approx(5 / 12)
     assert d["PARSE_FAILURE"]["estimate"] == pytest.approx(1 / 12)
-    o = result["categories"]["opponent"]["by_pairing"]["m1 vs m2"]
+    o = by_pairing(result.categories.opponent.by_pairing)["m1 vs m2"].model_dump()
     # C: REJECT 2/3, ACCEPT 1/3; D: IGNORE 1 -> REJECT 1/3, ACCEPT 1/6, IGNORE 1/2
     assert o["REJECT"]["estimate"] == pytest.approx(1 / 3)
     assert o["ACCEPT"]["estimate"] == pytest.approx(1 / 6)
     assert o["IGNORE"]["estimate"] == pytest.approx(1 / 2)
 
 
-def test_agreement_of_the_two_measures(result: dict) -> None:
-    d = result["agreement"]["discussant"]["overall"]
+def test_agreement_of_the_two_measures(result: DyadMetrics) -> None:
+    d = result.agreement.discussant.overall[0].model_dump()
     # share equal 1/3, 0, 1, 1 -> 7/12; mean |diff| 2/3, 2, 0, 0 -> 2/3; rounds 3+3+1+3
     assert d["share_equal"]["estimate"] == pytest.approx(7 / 12)
     assert d["mean_abs_diff"]["estimate"] == pytest.approx(2 / 3)
     assert d["role_rounds"] == 10
-    o = result["agreement"]["opponent"]["overall"]
+    o = result.agreement.opponent.overall[0].model_dump()
     # share equal 1/3, 2/3, 0, 1 -> 1/2; mean |diff| 2/3, 1/3, 1, 0 -> 1/2; rounds 3+3+1+2
     assert o["share_equal"]["estimate"] == pytest.approx(0.5)
     assert o["mean_abs_diff"]["estimate"] == pytest.approx(0.5)
     assert o["role_rounds"] == 9
-    same = result["agreement"]["opponent"]["by_pairing"]["m1 vs m1"]
-    assert same["share_equal"]["estimate"] == pytest.approx(0.5)  # (1/3 + 2/3) / 2
+    same = by_pairing(result.agreement.opponent.by_pairing)["m1 vs m1"]
+    assert same.share_equal.estimate == pytest.approx(0.5)  # (1/3 + 2/3) / 2
 
 
-def test_late_stability(result: dict) -> None:
-    late = result["late_stability"]
-    assert late["window"] == 3
+def test_late_stability(result: DyadMetrics) -> None:
+    late = result.late_stability
+    assert late.window == 3
     # stable: B-D, C-O, D-D of seven usable roles; D-O lacks its last rating
-    assert late["all_roles"]["overall"] == {
+    assert late.all_roles.overall[0].model_dump() == {
         "stable": 3,
         "n": 7,
         "share": pytest.approx(3 / 7),
         "left_out": 1,
     }
-    assert late["discussant"]["overall"]["share"] == pytest.approx(2 / 4)
-    assert late["opponent"]["overall"]["share"] == pytest.approx(1 / 3)
-    assert late["opponent"]["by_pairing"]["m1 vs m2"]["left_out"] == 1
+    assert late.discussant.overall[0].share == pytest.approx(2 / 4)
+    assert late.opponent.overall[0].share == pytest.approx(1 / 3)
+    assert by_pairing(late.opponent.by_pairing)["m1 vs m2"].left_out == 1
 
 
 def test_stability_window_is_configurable() -> None:
-    late = dyad_metrics(tables(hand_run()), window=1)["late_stability"]
-    assert late["window"] == 1
-    assert late["all_roles"]["overall"]["share"] == 1.0  # one rating is always "identical"
+    late = dyad_metrics(tables(hand_run()), window=1).late_stability
+    assert late.window == 1
+    assert late.all_roles.overall[0].share == 1.0  # one rating is always "identical"
     with pytest.raises(ValueError):
         dyad_metrics(tables(hand_run()), window=0)
 
@@ -237,6 +254,34 @@ def test_stability_window_is_configurable() -> None:
 def test_a_run_without_finished_conversations() -> None:
     run = [Conv("E", "m1", "m1", "human", "plain", "first", [1], [5], [], [], status="failed")]
     result = dyad_metrics(tables(run))
-    assert result["counts"]["finished_conversations"] == 0
-    assert result["shifts"]["overall"]["shift_discussant"]["n"] == 0
-    json.dumps(result, allow_nan=False)
+    assert result.counts.finished_conversations == 0
+    assert result.shifts.overall[0].shift_discussant.n == 0
+    assert result.shifts.by_pairing == [] and result.categories.discussant.overall == []
+    json.dumps(result.as_json(), allow_nan=False)
+
+
+def test_headline_is_the_study_shift_table(result: DyadMetrics) -> None:
+    from backchannel.analysis import compare_study
+    from backchannel.paradigms.dyad import Dyad
+
+    headline = result.headline()
+    values = {(v.cell["pairing"], v.measure): v for v in headline.rows}
+    assert headline.index == ["pairing"] and headline.columns == []
+    # all: shifts D 1, 0, 1 -> 2/3; gap change -2, +1, +1 -> 0; m1 vs m1: D (1 + 0) / 2
+    assert values[("all", "Discussant shift")].estimate == pytest.approx(2 / 3)
+    assert values[("all", "Discussant shift")].n == 3
+    assert values[("all", "gap change")].estimate == pytest.approx(0)
+    assert values[("m1 vs m1", "Discussant shift")].estimate == pytest.approx(0.5)
+    assert values[("m1 vs m1", "Opponent absolute shift")].estimate == pytest.approx(1.0)
+    assert values[("m1 vs m2", "gap change")].skipped is not None  # one conversation
+    study = Dyad().study()
+    assert study is not None
+    compared = compare_study(headline, study)
+    assert {c.measure for c in compared} == {
+        "Discussant shift",
+        "Opponent shift",
+        "Discussant absolute shift",
+        "Opponent absolute shift",
+        "gap change",
+    }
+    assert all(c.run is not None and c.run_cell == {"pairing": "all"} for c in compared)

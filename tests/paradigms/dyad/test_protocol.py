@@ -109,7 +109,8 @@ def test_full_design_on_sim(tmp_path: Path) -> None:
     assert figures["counts"]["finished_conversations"] == 48
     assert figures["counts"]["excluded_from_shift"] == 0
     assert len(figures["pairings"]) == 4
-    assert figures["shifts"]["overall"]["shift_discussant"]["n"] == 48
+    assert figures["shifts"]["overall"][0]["shift_discussant"]["n"] == 48
+    assert len(figures["shifts"]["by_cell"]) == 48  # one conversation per cell
     assert "skipped" not in figures["tests"]["models"]["gap_change"]["main"]
     report = runner.invoke(app, ["report", str(run)])
     assert report.exit_code == 0, report.output
@@ -266,7 +267,11 @@ def test_metrics_of_a_run_with_levels_fixed_in_settings(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     assert figures["pairings"] == [f"{MODELS[0]} vs {MODELS[1]}"]
-    assert figures["shifts"]["overall"]["shift_opponent"]["n"] == 1
+    assert figures["shifts"]["overall"][0]["shift_opponent"]["n"] == 1
+    # the cell table has the levels of the declared factors (not of the fixed ones), then the
+    # pairing
+    (cell,) = figures["shifts"]["by_cell"]
+    assert list(cell)[:4] == ["discussant_model", "opponent_model", "stance", "pairing"]
     meta = json.loads(tables.conversations.iloc[0]["meta"])
     assert meta["levels"] == {
         "discussant_model": MODELS[0],

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import Design, RunTables
 from backchannel.paradigms.council._voting import Ballot
 
 RANKING_NAME = "ranking"
@@ -34,6 +34,8 @@ class Deliberation:
     failed_scores: int = 0
     values: dict[str, str] = field(default_factory=dict)
     """Every evaluator of the roster and its value, including those whose ranking failed."""
+    cell: dict[str, Any] = field(default_factory=dict)
+    """The conversation's level of every factor the run declared (`Design.levels`)."""
 
     def __post_init__(self) -> None:
         if self.pool not in ("A", "B"):
@@ -77,8 +79,10 @@ def deliberations(tables: RunTables) -> list[Deliberation]:
     """Every finished conversation of the run as a Deliberation, in conversation order."""
     events = tables.events_of()
     by_conversation = {cid: frame for cid, frame in events.groupby("conversation_id", sort=False)}
+    done = tables.done_conversations()
+    levels = Design.of(tables).levels(done)
     out: list[Deliberation] = []
-    for _, row in tables.done_conversations().iterrows():
+    for _, row in done.iterrows():
         cid = str(row["conversation_id"])
         frame = by_conversation.get(cid, events.iloc[0:0])
         meta = row["meta"]
@@ -101,6 +105,7 @@ def deliberations(tables: RunTables) -> list[Deliberation]:
                 asked_to_revise=frozenset(asked),
                 failed_scores=failed_scores,
                 values=values,
+                cell=dict(levels[cid]),
             )
         )
     return out

@@ -1,23 +1,27 @@
-"""Per-deliberation measures and their aggregation per scenario, Delphi variant and state.
+"""Per-deliberation measures and their aggregation per scenario, Delphi variant, state and
+level of every other factor the run declares.
 
 States: A (one model for every role) and B (a pool of models) are the `pool` factor's levels;
 C is B's deliberations re-tallied with every evaluator's Borda points times its verification
-score, computed from the same conversations (no new calls).
+score, computed from the same conversations (no new calls). Cells come from the run's design:
+a group never averages over a declared factor, and the tests compare states within one level
+of every factor but `pool`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables, bootstrap_mean_ci, jsonable
+from backchannel.analysis import Design, RunTables, bootstrap_mean_ci, cell_groups, jsonable
 from backchannel.paradigms.council._extract import Deliberation, deliberations
+from backchannel.paradigms.council._results import CouncilMetrics
 from backchannel.paradigms.council._stats import (
     Alternative,
     ComparisonResult,
@@ -39,6 +43,8 @@ from backchannel.paradigms.council._voting import (
 )
 
 TIE = "tie"
+POOL = "pool"
+THRESHOLD = "threshold"
 
 
 @dataclass(frozen=True)
@@ -101,18 +107,30 @@ def _tally_row(
     return row
 
 
+def threshold_of(d: Deliberation, threshold: float | None) -> float:
+    """The faithfulness threshold of a deliberation: `threshold`, or (None) its cell's level of
+    the `threshold` factor."""
+    if threshold is not None:
+        return threshold
+    if THRESHOLD not in d.cell:
+        raise ValueError(f"{d.conversation_id}: no threshold given and none in its cell")
+    return float(d.cell[THRESHOLD])
+
+
 def deliberation_table(
-    items: Sequence[Deliberation], threshold: float = DEFAULT_THRESHOLD
+    items: Sequence[Deliberation], threshold: float | None = DEFAULT_THRESHOLD
 ) -> pd.DataFrame:
-    """One row per deliberation and state (B's conversations also yield a C row)."""
+    """One row per deliberation and state (B's conversations also yield a C row); `threshold`
+    None takes each deliberation's own level of the `threshold` factor."""
     rows: list[dict[str, Any]] = []
     for d in items:
         row = _tally_row(d, d.pool, d.ballots, weighted=False)
-        verdicts = tension_verdicts(d.ballots, threshold=threshold)
+        own = threshold_of(d, threshold)
+        verdicts = tension_verdicts(d.ballots, threshold=own)
         counts = class_counts(verdicts)
         row.update(counts)
         scored = [b.score for b in d.ballots if b.score is not None]
-        row["faithful"] = sum(s >= threshold for s in scored)
+        row["faithful"] = sum(s >= own for s in scored)
         row["scored"] = len(scored)
         if d.delphi != "none":
             row.update(_revisions(d))
@@ -149,7 +167,9 @@ def _revisions(d: Deliberation) -> dict[str, Any]:
     }
 
 
-def pair_table(items: Sequence[Deliberation], threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+def pair_table(
+    items: Sequence[Deliberation], threshold: float | None = DEFAULT_THRESHOLD
+) -> pd.DataFrame:
     """One row per evaluator pair on a tension pair (or per unmeasurable tension pair)."""
     rows = [
         {
@@ -164,7 +184,7 @@ def pair_table(items: Sequence[Deliberation], threshold: float = DEFAULT_THRESHO
             "reason": v.reason,
         }
         for d in items
-        for v in tension_verdicts(d.ballots, threshold=threshold)
+        for v in tension_verdicts(d.ballots, threshold=threshold_of(d, threshold))
     ]
     return pd.DataFrame(
         rows,
@@ -323,12 +343,15 @@ def _tests(
 def council_metrics(
     tables: RunTables,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float | None = DEFAULT_THRESHOLD,
     hypotheses: Sequence[Hypothesis] = HYPOTHESES,
     resamples: int = 10_000,
-) -> dict[str, Any]:
-    """Every council metric of a run, JSON-able: per scenario, Delphi variant and state."""
+) -> CouncilMetrics:
+    """Every council metric of a run: per scenario, Delphi variant, state and level of every
+    other declared factor. `threshold` None: each cell's own level of the `threshold` factor."""
+    design = Design.of(tables)
     items = deliberations(tables)
+    levels = {d.conversation_id: d.cell for d in items}
     table = deliberation_table(items, threshold)
     scores = score_table(items)
     pairs = pair_table(items, threshold)
@@ -340,31 +363,43 @@ def council_metrics(
         "groups": [],
         "tests": [],
     }
-    if table.empty:
-        return result
-    grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for (scenario, delphi, state), _ in table.groupby(["scenario", "delphi", "state"]):
-        grouped[(str(scenario), str(delphi))].append(str(state))
-    for (scenario, delphi), states in grouped.items():
-        in_group = (table["scenario"] == scenario) & (table["delphi"] == delphi)
-        for state in sorted(states):
-            rows = table[in_group & (table["state"] == state)]
+    # Groups of every factor but `pool`, whose levels (with C) are the states inside a group.
+    others = [f for f in design.factors if f not in ("delphi", POOL)]
+    for cell, within in (
+        cell_groups(table, ["scenario", "delphi", *others], levels) if len(table) else []
+    ):
+        states = sorted(set(within["state"]))
+        factors = {f: cell[f] for f in others}
+        for state in states:
+            rows = within[within["state"] == state]
             source = "B" if state == "C" else state
-            keep_s = (
-                (scores["scenario"] == scenario)
-                & (scores["delphi"] == delphi)
-                & (scores["state"] == source)
+            ids = set(within.loc[within["state"] == source, "conversation_id"])
+            own = threshold if threshold is not None else float(cell[THRESHOLD])
+            summary = _group_summary(
+                rows,
+                scores[scores["conversation_id"].isin(ids)],
+                pairs[pairs["conversation_id"].isin(ids)],
+                own,
             )
-            keep_p = (
-                (pairs["scenario"] == scenario)
-                & (pairs["delphi"] == delphi)
-                & (pairs["state"] == source)
-            )
-            summary = _group_summary(rows, scores[keep_s], pairs[keep_p], threshold)
+            pool = {POOL: source} if POOL in design.factors else {}
             result["groups"].append(
-                {"scenario": scenario, "delphi": delphi, "state": state, **summary}
+                {
+                    "scenario": cell["scenario"],
+                    "delphi": cell["delphi"],
+                    **_in_design_order(design, {**factors, **pool}),
+                    "state": state,
+                    **summary,
+                }
             )
         if {"A", "B"} <= set(states) or "C" in states:
-            for entry in _tests(table[in_group], hypotheses, resamples):
-                result["tests"].append({"scenario": scenario, "delphi": delphi, **entry})
-    return jsonable(result)
+            for entry in _tests(within, hypotheses, resamples):
+                result["tests"].append(
+                    {"scenario": cell["scenario"], "delphi": cell["delphi"], **factors, **entry}
+                )
+    if POOL in design.factors:
+        result["pooled"] = {"tests": [POOL]}
+    return CouncilMetrics.build(jsonable(result), design)
+
+
+def _in_design_order(design: Design, levels: dict[str, Any]) -> dict[str, Any]:
+    return {f: levels[f] for f in design.factors if f in levels and f != "delphi"}

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from backchannel.analysis import Design
 from backchannel.backends import GenerationSettings, JsonSchema, Message
 from backchannel.engine import Agent, ConversationContext, Event, Item
 from backchannel.errors import ConfigError
@@ -29,6 +30,7 @@ from backchannel.paradigms.council._prompts import (
     template,
     verification_messages,
 )
+from backchannel.paradigms.council._results import CouncilMetrics
 from backchannel.paradigms.council._roles import Seat, advocate_models, seats, verifier_model
 from backchannel.paradigms.council._scenarios import Scenario, load_scenario
 from backchannel.paradigms.council._settings import CouncilSettings
@@ -378,14 +380,18 @@ class Council(Paradigm[CouncilSettings]):
         )
         return assignment
 
-    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
-        threshold: Any = options.threshold
-        if threshold is None:
-            resolved = tables.manifest.get("config_resolved") or {}
-            threshold = (resolved.get("settings") or {}).get("threshold", DEFAULT_THRESHOLD)
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> CouncilMetrics:
+        """`--threshold`, else the run's setting; a run that varies `threshold` as a factor
+        (and no `--threshold`) has each cell use its own level."""
+        if options.threshold is not None:
+            return council_metrics(tables, threshold=float(options.threshold))
+        if "threshold" in Design.of(tables).factors:
+            return council_metrics(tables, threshold=None)
+        resolved = tables.manifest.get("config_resolved") or {}
+        threshold = (resolved.get("settings") or {}).get("threshold", DEFAULT_THRESHOLD)
         return council_metrics(tables, threshold=float(threshold))
 
-    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+    def report(self, tables: RunTables, metrics: CouncilMetrics, report: Report) -> None:
         from backchannel.paradigms.council._report import build_report
 
         build_report(tables, metrics, report)

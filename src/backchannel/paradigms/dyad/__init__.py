@@ -12,6 +12,7 @@ from backchannel.paradigms.dyad._inference import (
 )
 from backchannel.paradigms.dyad._metrics import dyad_metrics, metrics_from_frames
 from backchannel.paradigms.dyad._protocol import Dyad
+from backchannel.paradigms.dyad._results import DyadMetrics
 from backchannel.paradigms.dyad._scale import (
     Category,
     StatePath,
@@ -26,6 +27,7 @@ __all__ = [
     "Category",
     "Dyad",
     "DyadFrames",
+    "DyadMetrics",
     "DyadSettings",
     "StatePath",
     "Topic",

@@ -6,13 +6,14 @@ unit of analysis is always the conversation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from backchannel.analysis import RunTables
+from backchannel.analysis import Design, RunTables
+from backchannel.paradigms.dyad._cells import LEVELS, Cells
 from backchannel.paradigms.dyad._scale import (
     DISCUSSANT,
     OPPONENT,
@@ -23,7 +24,6 @@ from backchannel.paradigms.dyad._scale import (
     parse_category,
 )
 
-FACTORS = ("discussant_model", "opponent_model", "stance", "style", "wording")
 PARSE_FAILURE = "PARSE_FAILURE"
 RATING_NAME = "self_rating"
 
@@ -47,12 +47,15 @@ class DyadFrames:
       shift analysis; checkpoints without a readable rating; rating events whose status is not
       `ok`; turn messages whose category could not be read; (role, round) pairs of rounds 1..T
       without an interaction state (after an unreadable category, or without pre-ratings).
+    - `cells`: the run's design and each conversation's factor levels, which every figure
+      groups by (`outcomes` also carries the factors beyond the five levels as columns).
     """
 
     outcomes: pd.DataFrame
     trajectories: pd.DataFrame
     categories: pd.DataFrame
     counts: dict[str, int]
+    cells: Cells = field(default_factory=Cells)
 
     def __post_init__(self) -> None:
         for column in ("conversation_id", "pairing", "complete"):
@@ -73,13 +76,13 @@ def _meta_rounds(meta: dict[str, Any]) -> int | None:
 
 
 def _levels(conv: dict[Any, Any], meta: dict[str, Any]) -> dict[str, str]:
-    """The conversation's five factor levels: its factor columns, else those it recorded.
+    """The conversation's five analysis levels: its factor columns, else those it recorded.
 
-    A factor held fixed in `settings:` has no column, so the protocol records every level.
+    A level held fixed in `settings:` has no column, so the protocol records every level.
     """
     recorded = meta.get("levels") or {}
     levels = {}
-    for factor in FACTORS:
+    for factor in LEVELS:
         value = conv.get(factor)
         if value is None or (isinstance(value, float) and np.isnan(value)):
             value = recorded.get(factor)
@@ -98,6 +101,8 @@ def extract(tables: RunTables) -> DyadFrames:
     conversations = tables.conversations
     done = tables.done_conversations()
     failed = len(conversations) - len(done)
+    design = Design.of(tables)
+    cells = Cells(design, design.levels(done))
 
     # Turns and ratings of every conversation, as before: a rating that failed in an unfinished
     # conversation is still counted among the failed rating events.
@@ -176,6 +181,11 @@ def extract(tables: RunTables) -> DyadFrames:
         outcome_rows.append(outcome)
 
     outcomes = _with_outcomes(pd.DataFrame(outcome_rows, columns=_OUTCOME_INPUT))
+    for factor in cells.extra:
+        if factor not in outcomes.columns:  # `rounds` already is the conversation's own
+            ids = outcomes["conversation_id"]
+            values = [cells.levels[cid].get(factor) for cid in ids]
+            outcomes[factor] = pd.Series(values, index=outcomes.index, dtype=object)
     category_frame = pd.DataFrame(
         category_rows, columns=["conversation_id", "pairing", "role", "round", "category"]
     )
@@ -195,13 +205,13 @@ def extract(tables: RunTables) -> DyadFrames:
         trajectory_rows,
         columns=["conversation_id", "pairing", "role", "checkpoint", "rating", "state"],
     )
-    return DyadFrames(outcomes, trajectories, category_frame, counts)
+    return DyadFrames(outcomes, trajectories, category_frame, counts, cells)
 
 
 _OUTCOME_INPUT = [
     "conversation_id",
     "pairing",
-    *FACTORS,
+    *LEVELS,
     "rounds",
     *(f"{when}_{role}" for role in ROLES for when in ("pre", "post")),
 ]

@@ -2,7 +2,9 @@
 
 Welch tests of the manipulation contrast (overall and within each pairing), role-specific OLS
 models with HC3 robust errors and joint Wald tests on the pairing terms and the pairing x style
-interaction, and Holm-corrected pairwise Welch comparisons of pairings.
+interaction, and Holm-corrected pairwise Welch comparisons of pairings. The contrasts and
+comparisons are made within each cell of the factors the run declares beyond the five analysis
+levels; the OLS models take those factors as terms.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from backchannel.analysis import OlsFit, finite_or_none, holm, ols_hc3, wald_test, welch_t_test
+from backchannel.paradigms.dyad._cells import Cells
 
 TEST_OUTCOMES = ("shift_discussant", "shift_opponent", "gap_change")
 CONTRAST_OUTCOMES = (
@@ -52,9 +55,11 @@ def welch(first: pd.Series | np.ndarray, second: pd.Series | np.ndarray) -> dict
 
 
 def manipulation_contrasts(
-    data: pd.DataFrame, outcomes: tuple[str, ...] = CONTRAST_OUTCOMES
+    data: pd.DataFrame, outcomes: tuple[str, ...] = CONTRAST_OUTCOMES, cells: Cells | None = None
 ) -> dict[str, Any]:
-    """Welch tests of manipulative minus plain conversations, overall and within each pairing."""
+    """Welch tests of manipulative minus plain conversations, overall and within each pairing
+    (rows per cell of `cells`' extra factors)."""
+    cells = cells or Cells()
 
     def contrast(group: pd.DataFrame) -> dict[str, Any]:
         manipulative = group[group["style"] == MANIPULATIVE]
@@ -64,15 +69,22 @@ def manipulation_contrasts(
     return {
         "first": MANIPULATIVE,
         "second": PLAIN,
-        "overall": contrast(data),
-        "by_pairing": {str(p): contrast(g) for p, g in data.groupby("pairing", sort=True)},
+        "overall": [{**cell, **contrast(g)} for cell, g in cells.overall(data)],
+        "by_pairing": [{**cell, **contrast(g)} for cell, g in cells.by_pairing(data)],
     }
+
+
+def _as_text(values: pd.Series) -> pd.Series:
+    """A factor's levels as text for the formula (a null level reads `None`)."""
+    return values.map(
+        lambda v: "None" if v is None or (isinstance(v, float) and v != v) else str(v)
+    )
 
 
 def _design_frame(data: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
     frame = data.copy()
     for factor in factors:
-        values = frame[factor].astype(str)
+        values = _as_text(frame[factor])
         present = set(values)
         preferred = [level for level in REFERENCE_ORDER.get(factor, []) if level in present]
         levels = preferred + sorted(present - set(preferred))
@@ -81,7 +93,7 @@ def _design_frame(data: pd.DataFrame, factors: list[str]) -> pd.DataFrame:
 
 
 def _varying(data: pd.DataFrame, factors: list[str]) -> list[str]:
-    return [f for f in factors if data[f].astype(str).nunique() > 1]
+    return [f for f in factors if _as_text(data[f]).nunique() > 1]
 
 
 def _coefficients(fit: OlsFit) -> list[dict[str, Any]]:
@@ -97,12 +109,13 @@ def _coefficients(fit: OlsFit) -> list[dict[str, Any]]:
     ]
 
 
-def formulas(data: pd.DataFrame, outcome: str) -> dict[str, str]:
+def formulas(data: pd.DataFrame, outcome: str, extra: tuple[str, ...] = ()) -> dict[str, str]:
     """The two model formulas for `outcome`, leaving out factors with a single level.
 
     `main`: pairing + stance x style + wording. `interaction`: pairing x style + stance + wording.
+    Each further declared factor (`extra`, e.g. `rounds`) is one more term of both.
     """
-    present = _varying(data, ["pairing", "stance", "style", "wording"])
+    present = _varying(data, ["pairing", "stance", "style", "wording", *extra])
 
     def term(factor: str) -> str | None:
         return f"C({factor})" if factor in present else None
@@ -117,9 +130,12 @@ def formulas(data: pd.DataFrame, outcome: str) -> dict[str, str]:
             return f"{ta} * {tb}"
         return ta or tb
 
+    others = [term(f) for f in extra]
     return {
-        "main": joined(term("pairing"), product("stance", "style"), term("wording")),
-        "interaction": joined(product("pairing", "style"), term("stance"), term("wording")),
+        "main": joined(term("pairing"), product("stance", "style"), term("wording"), *others),
+        "interaction": joined(
+            product("pairing", "style"), term("stance"), term("wording"), *others
+        ),
     }
 
 
@@ -137,16 +153,17 @@ def _wald(fit: OlsFit, term: str, data: pd.DataFrame, needs: list[str]) -> dict[
     return wald_test(fit, [term]).as_dict()
 
 
-def ols_models(data: pd.DataFrame, outcome: str) -> dict[str, Any]:
-    """Both HC3 OLS models of one outcome with their joint Wald tests.
+def ols_models(data: pd.DataFrame, outcome: str, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Both HC3 OLS models of one outcome with their joint Wald tests; `extra` names further
+    declared factors (columns of `data`), each a term of both models.
 
     A model that cannot be estimated (too few conversations, an empty cell, leverage 1) is
     reported with `skipped` and its reason instead of numbers. The Wald tests select the
     pairing terms by the formula's term metadata, so any character in a model name is safe.
     """
-    frame = _design_frame(data, ["pairing", "stance", "style", "wording"])
+    frame = _design_frame(data, ["pairing", "stance", "style", "wording", *extra])
     out: dict[str, Any] = {}
-    for name, formula in formulas(data, outcome).items():
+    for name, formula in formulas(data, outcome, extra).items():
         if len(frame) < 2:
             out[name] = {"formula": formula, "n": len(frame), "skipped": "too few conversations"}
             continue
@@ -170,22 +187,31 @@ def ols_models(data: pd.DataFrame, outcome: str) -> dict[str, Any]:
     return out
 
 
-def pairing_comparisons(data: pd.DataFrame, outcome: str) -> list[dict[str, Any]]:
-    """Welch tests of every pair of pairings on `outcome`, Holm-adjusted within the outcome."""
-    groups = {str(p): g[outcome] for p, g in data.groupby("pairing", sort=True)}
-    rows = [
-        {"first": a, "second": b, **welch(groups[a], groups[b])}
-        for a, b in itertools.combinations(sorted(groups), 2)
-    ]
-    for row, adjusted in zip(rows, holm([row["p"] for row in rows]), strict=True):
-        row["p_holm"] = adjusted
+def pairing_comparisons(
+    data: pd.DataFrame, outcome: str, cells: Cells | None = None
+) -> list[dict[str, Any]]:
+    """Welch tests of every pair of pairings on `outcome`, Holm-adjusted within the outcome;
+    within each cell of `cells`' extra factors (its levels lead each row)."""
+    rows: list[dict[str, Any]] = []
+    for cell, within in (cells or Cells()).overall(data):
+        groups = {str(p): g[outcome] for p, g in within.groupby("pairing", sort=True)}
+        found = [
+            {**cell, "first": a, "second": b, **welch(groups[a], groups[b])}
+            for a, b in itertools.combinations(sorted(groups), 2)
+        ]
+        for row, adjusted in zip(found, holm([row["p"] for row in found]), strict=True):
+            row["p_holm"] = adjusted
+        rows += found
     return rows
 
 
-def inference(data: pd.DataFrame, outcomes: tuple[str, ...] = TEST_OUTCOMES) -> dict[str, Any]:
+def inference(
+    data: pd.DataFrame, outcomes: tuple[str, ...] = TEST_OUTCOMES, cells: Cells | None = None
+) -> dict[str, Any]:
     """All tests on the analysable conversations."""
+    extra = tuple((cells or Cells()).extra)
     return {
-        "manipulation": manipulation_contrasts(data),
-        "models": {o: ols_models(data, o) for o in outcomes},
-        "pairing_comparisons": {o: pairing_comparisons(data, o) for o in outcomes},
+        "manipulation": manipulation_contrasts(data, cells=cells),
+        "models": {o: ols_models(data, o, extra) for o in outcomes},
+        "pairing_comparisons": {o: pairing_comparisons(data, o, cells) for o in outcomes},
     }

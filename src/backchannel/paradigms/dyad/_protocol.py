@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from backchannel.backends import GenerationSettings, IntRange, JsonSchema
 from backchannel.engine import Agent, ConversationContext, Event, Item
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
-from backchannel.paradigms.dyad._extract import FACTORS, RATING_NAME
+from backchannel.paradigms.dyad._cells import LEVELS
+from backchannel.paradigms.dyad._extract import RATING_NAME
 from backchannel.paradigms.dyad._judging import JUDGING
 from backchannel.paradigms.dyad._metrics import dyad_metrics
+from backchannel.paradigms.dyad._results import DyadMetrics
 from backchannel.paradigms.dyad._scale import DISCUSSANT, OPPONENT, SCALE_MAX, SCALE_MIN, Category
 from backchannel.paradigms.dyad._settings import DyadSettings
 from backchannel.paradigms.dyad._view import VIEW
@@ -126,7 +128,7 @@ class Dyad(Paradigm[DyadSettings]):
         ctx.meta.update(
             {
                 "rounds": settings.rounds,
-                "levels": {factor: getattr(settings, factor) for factor in FACTORS},
+                "levels": {level: getattr(settings, level) for level in LEVELS},
                 "statement_shown": statement,
                 "first": item.payload["first"],
                 "opposite": item.payload["opposite"],
@@ -173,10 +175,10 @@ class Dyad(Paradigm[DyadSettings]):
             checkpoint()
         await ctx.drain()
 
-    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> DyadMetrics:
         return dyad_metrics(tables)
 
-    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+    def report(self, tables: RunTables, metrics: DyadMetrics, report: Report) -> None:
         from backchannel.paradigms.dyad._report import fill_report
 
         fill_report(tables, metrics, report)

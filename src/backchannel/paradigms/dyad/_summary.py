@@ -1,7 +1,9 @@
 """Descriptive dyad metrics: means with t intervals, convergence, categories, agreement, stability.
 
 Every quantity is first computed per conversation (or per conversation and role) and only then
-averaged, so each conversation is one unit whatever its number of messages.
+averaged, so each conversation is one unit whatever its number of messages. Each summary has
+`overall` rows (pooling the pairings) and `by_pairing` rows, per cell of every factor the run
+declares beyond the five analysis levels (see `_cells`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from backchannel.analysis import finite_or_none, t_mean_ci
+from backchannel.paradigms.dyad._cells import Cells
 from backchannel.paradigms.dyad._extract import PARSE_FAILURE, DyadFrames
 from backchannel.paradigms.dyad._scale import ROLES, Category
 
@@ -38,18 +41,27 @@ def interval(values: pd.Series | np.ndarray) -> dict[str, float | int | str | No
 
 
 def _overall_and_by_pairing(
-    frame: pd.DataFrame, summarise: Callable[[pd.DataFrame], Any]
-) -> dict[str, Any]:
-    by_pairing = {str(p): summarise(group) for p, group in frame.groupby("pairing", sort=True)}
-    return {"overall": summarise(frame), "by_pairing": by_pairing}
+    cells: Cells, frame: pd.DataFrame, summarise: Callable[[pd.DataFrame], dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    return {
+        "overall": [{**cell, **summarise(group)} for cell, group in cells.overall(frame)],
+        "by_pairing": [{**cell, **summarise(group)} for cell, group in cells.by_pairing(frame)],
+    }
+
+
+def _shift_figures(group: pd.DataFrame) -> dict[str, Any]:
+    return {column: interval(group[column]) for column in SHIFT_COLUMNS}
 
 
 def shift_summary(frames: DyadFrames) -> dict[str, Any]:
-    """Means and t intervals of ratings, shifts and gaps, overall and per pairing."""
+    """Means and t intervals of ratings, shifts and gaps: overall, per pairing and per cell of
+    every declared factor."""
     data = frames.analysable
-    return _overall_and_by_pairing(
-        data, lambda g: {column: interval(g[column]) for column in SHIFT_COLUMNS}
-    )
+    cells = frames.cells
+    return {
+        **_overall_and_by_pairing(cells, data, _shift_figures),
+        "by_cell": [{**cell, **_shift_figures(group)} for cell, group in cells.by_cell(data)],
+    }
 
 
 def convergence_summary(frames: DyadFrames) -> dict[str, Any]:
@@ -60,14 +72,14 @@ def convergence_summary(frames: DyadFrames) -> dict[str, Any]:
         count = int(group["converged"].sum())
         return {"converged": count, "n": n, "share": count / n if n else None}
 
-    return _overall_and_by_pairing(frames.analysable, summarise)
+    return _overall_and_by_pairing(frames.cells, frames.analysable, summarise)
 
 
 def category_rates(frames: DyadFrames) -> dict[str, Any]:
     """Per role: mean over conversations of each category's share of that role's turns."""
     cats = frames.categories
     if cats.empty:
-        return {role: {"overall": {}, "by_pairing": {}} for role in ROLES}
+        return {role: {"overall": [], "by_pairing": []} for role in ROLES}
     counts = (
         cats.groupby(["conversation_id", "pairing", "role"])["category"]
         .value_counts()
@@ -79,7 +91,9 @@ def category_rates(frames: DyadFrames) -> dict[str, Any]:
     for role in ROLES:
         per_role = rates[rates["role"] == role]
         result[role] = _overall_and_by_pairing(
-            per_role, lambda g: {label: interval(g[label]) for label in CATEGORY_LABELS}
+            frames.cells,
+            per_role,
+            lambda g: {label: interval(g[label]) for label in CATEGORY_LABELS},
         )
     return result
 
@@ -114,7 +128,7 @@ def agreement_summary(frames: DyadFrames) -> dict[str, Any]:
         }
 
     return {
-        role: _overall_and_by_pairing(per_conv[per_conv["role"] == role], summarise)
+        role: _overall_and_by_pairing(frames.cells, per_conv[per_conv["role"] == role], summarise)
         for role in ROLES
     }
 
@@ -152,8 +166,9 @@ def late_stability_summary(frames: DyadFrames, window: int = 3) -> dict[str, Any
             "left_out": int((~group["usable"]).sum()),
         }
 
+    cells = frames.cells
     result: dict[str, Any] = {"window": window}
-    result["all_roles"] = _overall_and_by_pairing(per_conv, summarise)
+    result["all_roles"] = _overall_and_by_pairing(cells, per_conv, summarise)
     for role in ROLES:
-        result[role] = _overall_and_by_pairing(per_conv[per_conv["role"] == role], summarise)
+        result[role] = _overall_and_by_pairing(cells, per_conv[per_conv["role"] == role], summarise)
     return result
