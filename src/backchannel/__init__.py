@@ -1,8 +1,9 @@
 """backchannel: multi-agent LLM experiments that record public talk and private belief.
 
 `import backchannel as bc` is the front door: run experiments (`bc.run`, `bc.arun`), open stored
-runs as DataFrames (`bc.open_run`), and write paradigms (`bc.Paradigm`, `bc.ConversationContext`,
-`bc.Agent`, ...). Names are imported on first use, so the command line starts fast.
+runs as DataFrames (`bc.open_run`) or many runs for SQL (`bc.open_runs`), and write paradigms
+(`bc.Paradigm`, `bc.ConversationContext`, `bc.Agent`, ...). Names are imported on first use, so
+the command line starts fast.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "arun",
     "load_experiment",
     "open_run",
+    "open_runs",
     "register_sim",
     "run",
 ]
@@ -65,6 +67,8 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "register_sim",
             ),
             ".report": ("Report",),
+            # many runs in one SQL query (the `query` extra)
+            ".interop": ("open_runs",),
             # judging a paradigm's events
             ".judges": ("JudgeTask", "Judging", "Pick"),
             # errors
@@ -85,6 +89,7 @@ if TYPE_CHECKING:
     )
     from backchannel.engine import Agent, ConversationContext, Event, Item, Room
     from backchannel.errors import BackchannelError, ConfigError
+    from backchannel.interop import open_runs
     from backchannel.judges import JudgeTask, Judging, Pick
     from backchannel.paradigms import AnalysisOptions, CallEstimate, Paradigm
     from backchannel.report import Report

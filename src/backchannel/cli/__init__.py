@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from backchannel.cli._analyse import metrics_command, report_command
+from backchannel.cli._interop import query_command
 from backchannel.cli._judge import agree_command, judge_command
 from backchannel.cli._run import run_command
 from backchannel.cli._screen import screen_command
@@ -27,6 +28,7 @@ app.command("judge")(judge_command)
 app.command("agree")(agree_command)
 app.command("screen")(screen_command)
 app.command("view")(view_command)
+app.command("query")(query_command)
 
 
 __all__ = ["app"]

@@ -135,11 +135,28 @@ def export_command(
     run: Annotated[Path, typer.Argument(help="The run directory.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the tables.")],
     fmt: Annotated[
-        Literal["parquet", "csv"], typer.Option("--format", help="parquet or csv.")
+        Literal["parquet", "csv", "inspect", "hf"],
+        typer.Option(
+            "--format",
+            help="parquet or csv (tidy tables); inspect (Inspect .eval logs) or hf (a Hugging "
+            "Face dataset), see docs/data-schema.md.",
+        ),
     ] = "parquet",
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="inspect and hf: replace an earlier export of that format in -o."
+        ),
+    ] = False,
 ) -> None:
     """Write the tidy tables (events, labels, conversations, manifest, and the paradigm's own
-    tables, such as a citation graph) of a run."""
+    tables, such as a citation graph) of a run, or the run as Inspect logs or a Hugging Face
+    dataset."""
+    if fmt == "inspect" or fmt == "hf":
+        from backchannel.cli._interop import export_interop
+
+        export_interop(run, output, fmt, force=force)
+        return
     from backchannel.store import EXPORT_BATCH, RunStore, export_batches, incomplete_summary
 
     store = RunStore(run, readonly=True)
