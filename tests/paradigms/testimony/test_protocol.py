@@ -208,6 +208,38 @@ def test_t0_sees_only_the_own_window_and_the_key_lies_only_in_c1(tmp_path: Path)
     assert not any("Your hidden goal" in r.messages[0].content for r in others)
 
 
+def test_stored_transcripts_follow_the_seeded_order_in_every_arm(tmp_path: Path) -> None:
+    from backchannel.paradigms.testimony._shuffle import story_order
+
+    data = experiment({"condition": ["C0", "C1"], "intervention": ["none", "passive_observers"]})
+    directory, _ = run(tmp_path, data)
+    tables = load_tables(directory, None)
+    events = tables.events
+    seen: dict[str, tuple[list[str], list[str]]] = {}
+    for record in tables.conversations.to_dict(orient="records"):
+        meta = json.loads(record["meta"])
+        environment = meta["environment"]
+        order = story_order(environment["roles"], 5, environment["id"], "roles")
+        options = story_order(environment["containers"], 5, environment["id"], "options")
+        assert (meta["order"], meta["options"]) == (order, options)
+        # The same lists in every arm of the story: C0, C1 and the observer arm.
+        assert seen.setdefault(record["item_id"], (order, options)) == (order, options)
+        mine = events[events["conversation_id"] == record["conversation_id"]].sort_values("seq")
+        testimony = mine[mine["name"] == "testimony"]
+        assert list(testimony["agent"]) == order
+        for number in (2, 4, 6):
+            said = mine[(mine["name"] == "statement") & (mine["round"] == number)]
+            assert list(said.sort_values("turn")["agent"]) == order
+        assert [a["name"] for a in meta["agents"] if a["role"] != "observer"] == order
+    assert len(seen) == 2
+    # The vote options of every vote, and the preamble, list the containers in that order.
+    for request in captured:
+        if isinstance(request.constraint, LabelSet):
+            labels = list(request.constraint.labels)
+            assert labels[-1] == "UNKNOWN"
+            assert any(labels[:-1] == options for _, options in seen.values())
+
+
 def test_statements_of_a_round_are_simultaneous(tmp_path: Path) -> None:
     run(tmp_path, experiment({"condition": ["C1"], "intervention": ["active_observers"]}))
     statements = [r for r in captured if not isinstance(r.constraint, LabelSet)]

@@ -33,6 +33,7 @@ from backchannel.paradigms.testimony._settings import (
     TestimonySettings,
     check_exit,
 )
+from backchannel.paradigms.testimony._shuffle import story_order
 from backchannel.paradigms.testimony._verify import verify
 
 if TYPE_CHECKING:
@@ -215,7 +216,11 @@ class Testimony(Paradigm[TestimonySettings]):
     async def run(self, ctx: ConversationContext[TestimonySettings]) -> None:
         s = ctx.settings
         env = Environment.from_dict(ctx.spec.item.payload["environment"])
-        agents = [self._agent(env, s, name) for name in env.roles]
+        # No list an agent reads follows the story's time: roster, testimony, statements and
+        # vote options come in a seeded order per story, the same in every arm of the story.
+        order = story_order(env.roles, ctx.experiment_seed, env.id, "roles")
+        options = story_order(env.containers, ctx.experiment_seed, env.id, "options")
+        agents = [self._agent(env, s, name) for name in order]
         observers = [
             Agent(
                 name=name,
@@ -226,7 +231,8 @@ class Testimony(Paradigm[TestimonySettings]):
             )
             for name in (observer_names(env, s.observers) if s.intervention in OBSERVERS else [])
         ]
-        messages = sent_messages(env, s, self.template("null_message.txt").strip())
+        sent = sent_messages(env, s, self.template("null_message.txt").strip())
+        messages = sorted(sent, key=lambda m: order.index(m.sender))
         exits = s.intervention in EXITS
         speakers = [a for a in agents if not (exits and a.name == env.key)]
         recorded = env.as_dict(s.condition)
@@ -243,6 +249,8 @@ class Testimony(Paradigm[TestimonySettings]):
                 "endpoint": env.chain.endpoint,
                 "decoy": env.chain.decoy,
                 "rounds": len(s.rounds),
+                "order": order,
+                "options": options,
                 "agents": [
                     {"name": a.name, "role": a.role, "model": a.model} for a in agents + observers
                 ],
@@ -254,10 +262,10 @@ class Testimony(Paradigm[TestimonySettings]):
             }
         )
         preamble = self.template("preamble.txt").format(
-            count=len(env.roles), object=env.chain.target, containers=", ".join(env.containers)
+            count=len(env.roles), object=env.chain.target, containers=", ".join(options)
         )
         stage = Stage(ctx, agents + observers, preamble.strip())
-        vote = LabelSet((*env.containers, UNKNOWN))
+        vote = LabelSet((*options, UNKNOWN))
         question = self.template("vote.txt").format(object=env.chain.target).strip()
         vote_settings = GenerationSettings(temperature=s.temperature, max_tokens=s.vote_max_tokens)
 
