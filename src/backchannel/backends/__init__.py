@@ -14,8 +14,10 @@ if TYPE_CHECKING:
     from backchannel.backends._base import Backend
     from backchannel.backends._cache import (
         ResponseCache,
+        SharedCalls,
         cache_key,
         cache_totals,
+        count_shared_calls,
         damaged_cache_message,
     )
     from backchannel.backends._caveat import SMALL_MODEL_WARNING, is_simulated, model_caveat
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     )
     from backchannel.backends._replicas import current_conversation
     from backchannel.backends._retry import RetryPolicy
+    from backchannel.backends._scripted import scripted_client
     from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
     from backchannel.backends._types import (
         Completion,
@@ -97,6 +100,7 @@ __all__ = [
     "ResponseCache",
     "RetryPolicy",
     "Route",
+    "SharedCalls",
     "Split",
     "Status",
     "ThinkTags",
@@ -109,6 +113,7 @@ __all__ = [
     "check_extra_body",
     "check_model",
     "check_reachable",
+    "count_shared_calls",
     "current_conversation",
     "damaged_cache_message",
     "gbnf_grammar",
@@ -119,6 +124,7 @@ __all__ = [
     "register_sim",
     "resolve_routes",
     "scripted_answer",
+    "scripted_client",
     "split_model",
     "split_reasoning",
     "unregister_sim",
@@ -130,7 +136,14 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         globals(),
         {
             "._base": ("Backend",),
-            "._cache": ("ResponseCache", "cache_key", "cache_totals", "damaged_cache_message"),
+            "._cache": (
+                "ResponseCache",
+                "SharedCalls",
+                "cache_key",
+                "cache_totals",
+                "count_shared_calls",
+                "damaged_cache_message",
+            ),
             "._caveat": ("SMALL_MODEL_WARNING", "is_simulated", "model_caveat"),
             "._client": ("LLMClient", "Route"),
             "._constraints": ("ParseResult", "gbnf_grammar", "parse"),
@@ -156,6 +169,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             ),
             "._replicas": ("current_conversation",),
             "._retry": ("RetryPolicy",),
+            "._scripted": ("scripted_client",),
             "._sim": ("register_sim", "scripted_answer", "unregister_sim"),
             "._types": (
                 "Completion",

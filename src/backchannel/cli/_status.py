@@ -67,6 +67,12 @@ def status_command(
     )
     for model, u in sorted(usage.by_model.items()):
         out.print(f"  {model}: {u.calls} calls, {u.prompt_tokens + u.completion_tokens} tokens")
+    shared = shared_calls(metas)
+    if shared:
+        out.print(
+            f"calls shared by paired arms: {shared} answered by another conversation's call "
+            "(made once)"
+        )
     per_replica, moved = replica_calls(metas)
     if per_replica:
         out.print(
@@ -89,6 +95,11 @@ def status_command(
             f"response cache: {answers} answers ({prompt} prompt, {completion} completion tokens), "
             "including calls of conversations not yet stored"
         )
+
+
+def shared_calls(metas: Iterable[str | None]) -> int:
+    """Calls of stored conversations that another conversation's call answered."""
+    return sum(int(json.loads(text).get("shared_calls", 0)) for text in metas if text)
 
 
 def replica_calls(metas: Iterable[str | None]) -> tuple[dict[str, int], int]:

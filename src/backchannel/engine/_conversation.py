@@ -60,7 +60,14 @@ class Label:
 
 @dataclass(frozen=True, slots=True)
 class ConversationSpec:
-    """One cell x item x replicate, with its own seed."""
+    """One cell x item x replicate, with its own seed.
+
+    `call_seed`, when set, is shared by the paired arms of one item and replicate (cells that
+    differ only in a paradigm's paired factors): each call's seed then derives from it and the
+    call's place (agent, kind, name, round and how many such calls came before), not from the
+    conversation's seed and the event's sequence number, so a call the arms make alike has the
+    same seed, and is made once.
+    """
 
     conversation_id: str
     paradigm: str
@@ -69,6 +76,7 @@ class ConversationSpec:
     item: Item
     replicate: int
     seed: int
+    call_seed: int | None = None
 
 
 S = TypeVar("S")
@@ -97,6 +105,7 @@ class ConversationContext(Generic[S]):
         self.meta: dict[str, Any] = {}
         self.labels: list[Label] = []
         self._background: list[asyncio.Task[Any]] = []
+        self._places: dict[tuple[str, str, str, int], int] = {}
 
     def room(
         self,
@@ -129,16 +138,27 @@ class ConversationContext(Generic[S]):
         settings: GenerationSettings,
         constraint: OutputConstraint | None = None,
         critical: bool = True,
+        place: tuple[str, str, str, int] | None = None,
     ) -> Request:
+        """A call's request. Its seed derives from the conversation's seed and `seq`, or, for
+        paired arms (`spec.call_seed`), from the pair's seed and the call's `place`."""
         return Request(
             model=model,
             messages=tuple(messages),
             settings=settings,
             constraint=constraint,
-            seed=derive_seed(self.spec.seed, seq),
+            seed=self.call_seed(seq, place),
             replicate=self.spec.replicate,
             critical=critical,
         )
+
+    def call_seed(self, seq: int, place: tuple[str, str, str, int] | None) -> int:
+        """The seed of the call at event `seq` and `place` (agent, kind, name, round)."""
+        if self.spec.call_seed is None or place is None:
+            return derive_seed(self.spec.seed, seq)
+        before = self._places.get(place, 0)
+        self._places[place] = before + 1
+        return derive_seed(self.spec.call_seed, *place, before)
 
     async def generate(self, request: Request) -> Completion:
         return await self.client.generate(request, self.usage)
@@ -178,6 +198,7 @@ class ConversationContext(Generic[S]):
             settings=settings,
             constraint=constraint,
             critical=critical,
+            place=(agent, kind, name, round),
         )
         return event, request
 

@@ -93,9 +93,11 @@ def expand(
                 "question, row or scenario its own id (conversations are stored by id)"
             )
         seen_ids.add(item.item_id)
+    paired = pair_factors(loaded)
     specs = []
     for cell in cells:
         key = cell_key(cell)
+        common = cell_key({name: level for name, level in cell.items() if name not in paired})
         try:
             cell_items = paradigm.items_for_cell(resolved[key], items)
         except ConfigError as error:
@@ -112,6 +114,20 @@ def expand(
                         item=item,
                         replicate=replicate,
                         seed=derive_seed(experiment.seed, conversation_id),
+                        call_seed=derive_seed(
+                            experiment.seed, "pair", common, item.item_id, replicate
+                        )
+                        if paired
+                        else None,
                     )
                 )
     return specs
+
+
+def pair_factors(loaded: LoadedExperiment) -> frozenset[str]:
+    """The factors of this design whose levels are arms of a pair (the paradigm's paired
+    factors that the design varies), or none when `share_paired_calls` is off."""
+    experiment = loaded.experiment
+    if not experiment.share_paired_calls:
+        return frozenset()
+    return frozenset(experiment.factors) & loaded.paradigm.paired_factors

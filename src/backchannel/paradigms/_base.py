@@ -71,6 +71,10 @@ class Paradigm(ABC, Generic[S]):
     """The `AnalysisOptions` fields `metrics` reads (e.g. judge, second_judge, threshold)."""
     judging: ClassVar[Judging | None] = None
     """What judges label in a stored run (`judges.Judging`: tasks and targets); None: nothing."""
+    paired_factors: ClassVar[frozenset[str]] = frozenset()
+    """Factors whose levels are arms of one pair (a manipulation and its reference): cells that
+    differ only in these share their calls' seeds, so what the arms ask alike is asked once
+    (the experiment's `share_paired_calls`)."""
 
     # design ---------------------------------------------------------------------------------
     @classmethod

@@ -57,6 +57,8 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
     judging = JUDGING
     fixed_settings = frozenset({"datasets", "judge", "reask"})
+    # The intervention arms of one item are pairs: until an intervention starts they ask alike.
+    paired_factors = frozenset({"intervention"})
     reads_options = frozenset({"judge", "second_judge"})
 
     def templates(self) -> dict[str, str]:

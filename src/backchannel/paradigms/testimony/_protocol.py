@@ -110,6 +110,9 @@ class Testimony(Paradigm[TestimonySettings]):
     Settings = TestimonySettings
     prompt_package = "backchannel.paradigms.testimony.prompts"
     fixed_settings = FIXED_SETTINGS
+    # C0 and C1, the exits and the observer arms of one story are arms of a pair: what they ask
+    # alike (T0 above all) is asked once.
+    paired_factors = frozenset({"condition", "intervention"})
 
     def items(self, settings: TestimonySettings, seed: int) -> list[Item]:
         environments = _environments(settings)
