@@ -105,9 +105,9 @@ def test_full_small_run_through_the_cli(tmp_path: Path) -> None:
     status = runner.invoke(app, ["status", str(directory)])
     assert "18 done, 0 incomplete, 0 failed" in status.output, status.output
     # The estimate is exactly the calls asked: 2 stories x (C0 40 + C1 40 + 3 exits x 34
-    # + 2 x passive 43 + 2 x active 52) = 2 x 372; the arms of a story share their common
+    # + 2 x passive 52 + 2 x active 61) = 2 x 408; the arms of a story share their common
     # calls, so the model answers the others only.
-    assert estimated == 2 * (40 + 40 + 3 * 34 + 2 * 43 + 2 * 52)
+    assert estimated == 2 * (40 + 40 + 3 * 34 + 2 * 52 + 2 * 61)
     shared = shared_calls(directory)
     assert shared > 0 and len(captured) == estimated - shared
     assert f"calls {estimated}" in status.output
@@ -127,7 +127,13 @@ def test_full_small_run_through_the_cli(tmp_path: Path) -> None:
     report = runner.invoke(app, ["report", str(directory)])
     assert report.exit_code == 0, report.output
     html = (directory / "report" / "report.html").read_text(encoding="utf-8")
-    for heading in ("Outcomes by checkpoint", "C0 vs C1 by deception type", "Exits and observers"):
+    for heading in (
+        "Outcomes by checkpoint",
+        "C0 vs C1 by deception type",
+        "Paired C0 - C1 differences",
+        "Exits and observers",
+        "Observer trajectory",
+    ):
         assert heading in html
     exported = runner.invoke(
         app, ["export", str(directory), "-o", str(tmp_path / "tables"), "--format", "csv"]
@@ -164,7 +170,7 @@ def counts_by_phase(tables: Any) -> dict[tuple[str, str, int], int]:
 
 
 def test_estimate_matches_calls_for_each_intervention(tmp_path: Path) -> None:
-    for intervention, per_story in [("none", 40), ("false_exit", 34), ("active_observers", 52)]:
+    for intervention, per_story in [("none", 40), ("false_exit", 34), ("active_observers", 61)]:
         captured.clear()
         data = experiment({"condition": ["C1"], "intervention": [intervention]})
         directory, estimated = run(tmp_path, data, name=intervention)
@@ -288,8 +294,9 @@ def test_exits_and_passive_observers(tmp_path: Path) -> None:
             assert sent.startswith("[No testimony")
         else:
             observers = mine[mine["role"] == "observer"]
-            assert set(observers["kind"]) == {"probe"} and set(observers["round"]) == {6}
-            assert len(observers) == 3
+            # Observers vote at T1 and after every round, from the public record so far.
+            assert set(observers["kind"]) == {"probe"} and set(observers["round"]) == {1, 2, 4, 6}
+            assert len(observers) == 3 * 4
 
 
 def test_unreadable_votes_are_parse_failures(tmp_path: Path) -> None:
@@ -375,8 +382,8 @@ def test_a_model_pool_per_role_is_counted_per_model(tmp_path: Path) -> None:
         made: dict[str, int] = {}
         for request in captured:
             made[request.model] = made.get(request.model, 0) + 1
-        # The key: 2 votes + 3 statements + 3 votes; observers: 3 x (3 statements + 1 vote).
-        assert made == {"sim/testimony_key": 8, "sim/testimony_observer": 12, MODEL: 32}
+        # The key: 2 votes + 3 statements + 3 votes; observers: 3 x (3 statements + 4 votes).
+        assert made == {"sim/testimony_key": 8, "sim/testimony_observer": 21, MODEL: 32}
         for model, count in made.items():
             assert f"{model}: {count}" in dry.output
     finally:

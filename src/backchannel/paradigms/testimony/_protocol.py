@@ -2,8 +2,9 @@
 
 T0: each role sees only its own window and votes. T1: each role also sees the testimony visible
 to it and votes again. Rk: every speaker writes one statement at once, reads the round, votes.
-Exits: the key role leaves after T1. Observers: three more agents with no observations; passive
-ones vote after RK from the public record, active ones also speak at Ok after every Rk.
+Exits: the key role leaves after T1. Observers: three more agents with no observations; they vote
+at T1 and after every Rk from the public record so far, and active ones also speak at Ok after
+every Rk.
 """
 
 from __future__ import annotations
@@ -151,10 +152,11 @@ class Testimony(Paradigm[TestimonySettings]):
             add(kind, 2 + 2 * spoken)
             statements, votes = statements + spoken, votes + 2 + spoken
         if settings.intervention in OBSERVERS:
+            # Observers vote at T1 and after every round; active ones also speak every round.
             spoken = rounds if settings.intervention == "active_observers" else 0
-            add("observer", settings.observers * (1 + spoken))
+            add("observer", settings.observers * (1 + rounds + spoken))
             statements += settings.observers * spoken
-            votes += settings.observers
+            votes += settings.observers * (1 + rounds)
         prompt = (statements + votes) * _PROMPT_TOKENS + statements * rounds * _TOKENS_PER_STATEMENT
         completion = statements * settings.max_tokens + votes * settings.vote_max_tokens
         return CallEstimate(calls, prompt, completion)
@@ -285,7 +287,9 @@ class Testimony(Paradigm[TestimonySettings]):
                 shown=self._shown(message),
                 meta={"truthful": message.truthful, "supports": message.supports},
             )
-        ask(agents, "T1")
+        # Observers vote from T1 on, at every checkpoint the story roles vote at, from the
+        # public record so far: the observer trajectory T1, R1..RK.
+        ask(agents + observers, "T1")
         cite = "\n" + self.template("cite.txt").strip() if s.citation_markup else ""
         statement = self.template("statement.txt").strip() + cite
         observer_statement = self.template("statement_observer.txt").strip() + cite
@@ -300,7 +304,7 @@ class Testimony(Paradigm[TestimonySettings]):
             )
             if s.citation_markup:
                 self._cite(ctx, said, f"R{k}", env, spoken)
-            ask(speakers, f"R{k}")
+            ask(speakers + observers, f"R{k}")
             if observers and s.intervention == "active_observers":
                 said = await stage.statements(
                     observers,
@@ -311,9 +315,6 @@ class Testimony(Paradigm[TestimonySettings]):
                 )
                 if s.citation_markup:
                     self._cite(ctx, said, f"O{k}", env, spoken)
-        if observers:
-            last = len(s.rounds)
-            ask(observers, f"O{last}" if s.intervention == "active_observers" else f"R{last}")
         await ctx.drain()
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
