@@ -18,7 +18,7 @@ from backchannel.engine import Agent, ConversationContext, Event, Item, Shown
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.testimony._channels import Stage
-from backchannel.paradigms.testimony._citations import context_for, parse_markup
+from backchannel.paradigms.testimony._citations import context_for, parse_markup, received_by
 from backchannel.paradigms.testimony._environment import (
     Environment,
     MessageKind,
@@ -206,16 +206,19 @@ class Testimony(Paradigm[TestimonySettings]):
         events: list[Event],
         phase: str,
         env: Environment,
+        messages: list[WitnessMessage],
         spoken: set[tuple[str, str]],
     ) -> None:
         """Store the claims of each statement of `phase` parsed from its citation markup."""
         spoken.update((e.agent, phase) for e in events if e.status == "ok" and e.text.strip())
-        senders = [m.sender for m in env.messages_for(ctx.settings.condition)]
+        senders = [m.sender for m in messages]
+        sent = [(m.sender, m.kind, m.recipients) for m in messages]
         for event in events:
             if event.status != "ok":
                 ctx.label(event, CITATION_JUDGE, None, status="no_statement", text=event.status)
                 continue
-            context = context_for(event.agent, phase, senders, spoken, env.containers)
+            received = received_by(event.agent, sent)
+            context = context_for(event.agent, phase, senders, spoken, env.containers, received)
             ctx.label(event, CITATION_JUDGE, parse_markup(event.text, context).label())
 
     async def run(self, ctx: ConversationContext[TestimonySettings]) -> None:
@@ -303,7 +306,7 @@ class Testimony(Paradigm[TestimonySettings]):
                 shown=self._labelled(f"R{k}"),
             )
             if s.citation_markup:
-                self._cite(ctx, said, f"R{k}", env, spoken)
+                self._cite(ctx, said, f"R{k}", env, messages, spoken)
             ask(speakers + observers, f"R{k}")
             if observers and s.intervention == "active_observers":
                 said = await stage.statements(
@@ -314,7 +317,7 @@ class Testimony(Paradigm[TestimonySettings]):
                     shown=self._labelled(f"O{k}"),
                 )
                 if s.citation_markup:
-                    self._cite(ctx, said, f"O{k}", env, spoken)
+                    self._cite(ctx, said, f"O{k}", env, messages, spoken)
         await ctx.drain()
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
