@@ -46,4 +46,13 @@ class Plan:
             "calls_by_model": calls,
             "prompt_tokens": prompt,
             "completion_tokens": completion,
+            "shared_calls": self.shared_calls(specs),
         }
+
+    def shared_calls(self, specs: list[ConversationSpec]) -> int | None:
+        """Calls of these conversations that another arm of their pair makes alike (made once,
+        answered from the cache in the other arm): 0 without paired arms; None when it cannot
+        be predicted here."""
+        from backchannel._sharing import predict_shared
+
+        return predict_shared(self.loaded, specs, self.settings_by_cell)

@@ -272,14 +272,19 @@ def test_with_full_trust_every_vote_and_outcome_is_as_worked_out(tmp_path: Path)
                 for k in (1, 2):
                     expected[(role, 2 * k)] = _plurality(own, held.values(), OBSERVATION)
         observers = [a["name"] for a in meta["agents"] if a["role"] == "observer"]
+        broadcast = [m["asserts"]["supports"] for m in env["messages"] if m["kind"] == "broadcast"]
         for observer in observers:
-            expected[(observer, 4)] = _plurality(None, passed.values(), OBSERVATION)
+            # T1: the broadcasts; after R1 and R2: every account the statements passed on.
+            expected[(observer, 1)] = _plurality(None, broadcast, OBSERVATION)
+            for number in (2, 4):
+                expected[(observer, number)] = _plurality(None, passed.values(), OBSERVATION)
         mine = {(a, r): v for (c, a, r), v in votes.items() if c == cid}
         assert mine == expected, cid
         checked += len(expected)
         final = [_kind(expected[(r, 4)], env) for r in _analysed(meta)]
         truth[(condition, meta["intervention"])] += final.count("true") >= 3
-    assert checked == len(votes) == 10 * (20 + 20 + 18 + 23)  # an exit: 2 votes fewer each
+    # An exit: 2 votes fewer each; observers: 3 x 3 votes (T1, R1, R2).
+    assert checked == len(votes) == 10 * (20 + 20 + 18 + 29)
     rates = {
         (r["condition"], r["intervention"]): r
         for r in run.metrics()["outcome_rates"]

@@ -89,3 +89,37 @@ def test_exclude_and_replicates_by_tell_true_from_1() -> None:
     cells = expand_cells({"variant": [1, True]}, [{"variant": 1}])
     assert cells == [{"variant": True}]
     assert same_level(True, True) and not same_level(True, 1) and same_level(2, 2)
+
+
+def test_paired_arms_share_a_call_seed_per_item_and_replicate(
+    write_experiment: WriteExperiment,
+) -> None:
+    data = {
+        "name": "pairs",
+        "paradigm": "testimony",
+        "seed": 3,
+        "replicates": 2,
+        "items_limit": 2,
+        "factors": {"model": ["sim#a", "sim#b"], "condition": ["C0", "C1"]},
+        "settings": {"model": "sim"},
+    }
+    specs = expand(load_experiment(write_experiment(data)))
+    by_pair: dict[tuple[str, str, int], set[int | None]] = {}
+    for spec in specs:
+        by_pair.setdefault((spec.cell["model"], spec.item.item_id, spec.replicate), set()).add(
+            spec.call_seed
+        )
+    # condition is a paired factor of testimony: C0 and C1 of one model, story and replicate
+    # share their call seed; the model is not, so each model's pairs have their own.
+    assert all(len(seeds) == 1 and None not in seeds for seeds in by_pair.values())
+    assert len({next(iter(s)) for s in by_pair.values()}) == len(by_pair) == 2 * 2 * 2
+    off = expand(load_experiment(write_experiment({**data, "share_paired_calls": False})))
+    assert {s.call_seed for s in off} == {None}
+    assert [s.seed for s in off] == [s.seed for s in specs]  # conversation seeds unchanged
+
+
+def test_a_design_without_paired_factors_keeps_per_conversation_call_seeds(
+    write_experiment: WriteExperiment,
+) -> None:
+    data = discussion_experiment(factors={"agents": [2, 3]})
+    assert {s.call_seed for s in expand(load_experiment(write_experiment(data)))} == {None}

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
     from backchannel.backends._base import Backend
     from backchannel.backends._cache import (
         ResponseCache,
+        SharedCalls,
         cache_key,
         cache_totals,
+        count_shared_calls,
         damaged_cache_message,
     )
     from backchannel.backends._caveat import SMALL_MODEL_WARNING, is_simulated, model_caveat
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     )
     from backchannel.backends._replicas import current_conversation
     from backchannel.backends._retry import RetryPolicy
+    from backchannel.backends._scripted import scripted_client
     from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
     from backchannel.backends._types import (
         CallInfo,
@@ -96,6 +99,7 @@ __all__ = [
     "RetryPolicy",
     "Route",
     "Seen",
+    "SharedCalls",
     "Split",
     "Status",
     "ThinkTags",
@@ -108,6 +112,7 @@ __all__ = [
     "check_extra_body",
     "check_model",
     "check_reachable",
+    "count_shared_calls",
     "current_conversation",
     "damaged_cache_message",
     "gbnf_grammar",
@@ -120,6 +125,7 @@ __all__ = [
     "register_sim",
     "resolve_routes",
     "scripted_answer",
+    "scripted_client",
     "shown_url",
     "split_model",
     "split_reasoning",
@@ -132,7 +138,14 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         globals(),
         {
             "._base": ("Backend",),
-            "._cache": ("ResponseCache", "cache_key", "cache_totals", "damaged_cache_message"),
+            "._cache": (
+                "ResponseCache",
+                "SharedCalls",
+                "cache_key",
+                "cache_totals",
+                "count_shared_calls",
+                "damaged_cache_message",
+            ),
             "._caveat": ("SMALL_MODEL_WARNING", "is_simulated", "model_caveat"),
             "._client": ("LLMClient", "Route"),
             "._constraints": ("ParseResult", "gbnf_grammar", "parse"),
@@ -154,6 +167,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             ),
             "._replicas": ("current_conversation",),
             "._retry": ("RetryPolicy",),
+            "._scripted": ("scripted_client",),
             "._sim": ("register_sim", "scripted_answer", "unregister_sim"),
             "._types": (
                 "CallInfo",

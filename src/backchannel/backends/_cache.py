@@ -5,18 +5,29 @@ re-run (or a resumed run) replays exactly. The text is stored as the server sent
 blocks included) beside its reasoning field, so a changed think-tag rule re-splits cached
 answers. Writes are committed at once (WAL, synchronous=NORMAL), so a killed run keeps every
 answer it paid for.
+
+Each answer records the conversation whose call produced it. Two conversations asking the same
+call at the same time make it once (single flight): the second waits for the first's answer.
+A call answered by another conversation's call (from the cache or in flight) is a *shared*
+call; paired arms that share their common calls' seeds save exactly these.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from backchannel._sqlite import connect_readonly, damage, record_sound
 from backchannel.backends._base import Backend
+from backchannel.backends._replicas import current_conversation
 from backchannel.backends._types import RawCompletion, Request, constraint_key
 from backchannel.errors import RunDirectoryError
 
@@ -30,13 +41,15 @@ CREATE TABLE IF NOT EXISTS responses (
     finish_reason TEXT NOT NULL,
     created REAL NOT NULL,
     reasoning TEXT NOT NULL DEFAULT '',
-    reasoning_tokens INTEGER NOT NULL DEFAULT 0
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    conversation TEXT NOT NULL DEFAULT ''
 )
 """
 # Columns added since the first cache files; older files gain them when opened.
 _ADDED_COLUMNS = {
     "reasoning": "TEXT NOT NULL DEFAULT ''",
     "reasoning_tokens": "INTEGER NOT NULL DEFAULT 0",
+    "conversation": "TEXT NOT NULL DEFAULT ''",
 }
 
 
@@ -113,7 +126,7 @@ class ResponseCache:
     def get(self, key: str) -> RawCompletion | None:
         row = self._db.execute(
             "SELECT text, prompt_tokens, completion_tokens, finish_reason, reasoning, "
-            "reasoning_tokens FROM responses WHERE key = ?",
+            "reasoning_tokens, conversation FROM responses WHERE key = ?",
             (key,),
         ).fetchone()
         if row is None:
@@ -126,13 +139,15 @@ class ResponseCache:
             cached=True,
             reasoning=row[4],
             reasoning_tokens=row[5],
+            origin=row[6] or None,
         )
 
     def put(self, key: str, model: str, completion: RawCompletion) -> None:
+        """Store an answer, with the conversation whose call made it (if one is running)."""
         self._db.execute(
             "INSERT OR REPLACE INTO responses "
             "(key, model, text, prompt_tokens, completion_tokens, finish_reason, created, "
-            "reasoning, reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "reasoning, reasoning_tokens, conversation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 model,
@@ -143,6 +158,7 @@ class ResponseCache:
                 time.time(),
                 completion.reasoning,
                 completion.reasoning_tokens,
+                current_conversation() or "",
             ),
         )
 
@@ -182,8 +198,45 @@ def cache_totals(path: Path) -> tuple[int, int, int] | None:
     return int(row[0]), int(row[1]), int(row[2])
 
 
+@dataclass
+class SharedCalls:
+    """How many of one conversation's calls another conversation's call answered."""
+
+    count: int = 0
+
+
+_shared: ContextVar[SharedCalls | None] = ContextVar("backchannel_shared_calls", default=None)
+
+
+@contextlib.contextmanager
+def count_shared_calls() -> Iterator[SharedCalls]:
+    """Count the shared calls made inside (and in tasks started inside)."""
+    tally = SharedCalls()
+    token = _shared.set(tally)
+    try:
+        yield tally
+    finally:
+        _shared.reset(token)
+
+
+def _count_shared() -> None:
+    tally = _shared.get()
+    if tally is not None:
+        tally.count += 1
+
+
+@dataclass
+class _Flight:
+    """A call in flight: the conversation that makes it, and its answer once it has one."""
+
+    conversation: str | None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    answer: RawCompletion | None = None
+
+
 class CachedBackend:
-    """Answers from the cache when it can; stores every successful answer otherwise."""
+    """Answers from the cache when it can; stores every successful answer otherwise; makes a
+    call that is already in flight only once."""
 
     def __init__(self, inner: Backend, cache: ResponseCache, identity: str | None = None) -> None:
         """`identity` names the endpoint in cache keys when its URL alone does not say how
@@ -191,6 +244,7 @@ class CachedBackend:
         self._inner = inner
         self._cache = cache
         self._identity = identity
+        self._flights: dict[str, _Flight] = {}
 
     @property
     def endpoint(self) -> str:
@@ -198,12 +252,31 @@ class CachedBackend:
 
     async def generate(self, request: Request) -> RawCompletion:
         key = cache_key(request, self._identity or self._inner.endpoint)
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        completion = await self._inner.generate(request)
-        self._cache.put(key, request.model, completion)
-        return completion
+        me = current_conversation()
+        while True:
+            hit = self._cache.get(key)
+            if hit is not None:
+                if hit.origin is not None and hit.origin != me:
+                    _count_shared()
+                return hit
+            flight = self._flights.get(key)
+            if flight is None:
+                break
+            await flight.done.wait()
+            if flight.answer is not None:
+                if flight.conversation != me:
+                    _count_shared()
+                return replace(flight.answer, cached=True, origin=flight.conversation)
+            # The call failed or was cancelled where it was made: ask again (maybe here).
+        flight = self._flights[key] = _Flight(me)
+        try:
+            completion = await self._inner.generate(request)
+            self._cache.put(key, request.model, completion)
+            flight.answer = completion
+            return completion
+        finally:
+            del self._flights[key]
+            flight.done.set()
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -8,7 +8,13 @@ as testimony it was shown, or second-hand through a statement that passed them o
 states the agent's vote, its own observation, and every believed account with its citation
 (`[T:Name]`, or `[S:Carrier@R1]` once per carrier statement).
 The key role of C1 keeps to the message it sent in every statement; its private votes follow
-the rule like everyone's.
+the rule like everyone's. Observers hold no observation of their own and speak by the same rule.
+
+A second planted type (`strategy: reconstruct`) reads every account it believes as the texts
+tell it (windows, moves, end places), enumerates the walks they allow with the testimony
+verifier's enumeration, and votes their endpoint when it is unique (else it counts as above);
+its statements also pass every believed account on word for word (`Account of Name: "..."`),
+so with full trust every role holds all five accounts from R1 on.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from backchannel.backends._pop_draw import system_text, transcript, uniform, user_text
 from backchannel.backends._types import LabelSet, Request
@@ -33,7 +39,7 @@ _SENT = re.compile(r'Instead of your true account you sent this message: "(.*?)"
 _OBJECT = re.compile(r"took part in a story about an? (\S+?)\.")
 _CONTAINERS = re.compile(r"can be in one of these containers: (.+?)\. The group's task")
 _VOTE = "Privately (nobody else will see this answer): where is the"
-_STATEMENT = "Write one public statement to the group."
+_STATEMENT = "Write one public statement to the group"
 _TESTIMONY = re.compile(r"^\((?:message to everyone|private message to \S+)\) (.*)$", re.DOTALL)
 _SAID = re.compile(r"^\(([RO][1-9][0-9]*) statement\) (.*)$", re.DOTALL)
 _NAME = r"([A-Za-z][A-Za-z0-9_-]*)"
@@ -43,6 +49,7 @@ _ACCOUNT = re.compile(
     rf"{_NAME}'s account(?: \[T:{_NAME}\]|, as {_NAME} passed it on(?: \[S:{_NAME}@{_ROUND}\])?,)"
     r" puts the \S+ in the (?P<place>\S+)\."
 )
+_QUOTED = re.compile(rf'Account of {_NAME}: "([^"]*)"')
 
 
 @functools.lru_cache(maxsize=256)
@@ -82,6 +89,79 @@ class Account:
         )
 
 
+def _sentence_patterns(target: str) -> list[tuple[str, re.Pattern[str]]]:
+    obj = re.escape(target)
+    return [
+        ("enter", re.compile(rf"^(?:I|You) entered while the {obj} was in the (\S+)\.$")),
+        ("enter", re.compile(rf"^Later (?:I|you) came back while the {obj} was in the (\S+)\.$")),
+        ("saw", re.compile(rf"^(?:I|You) saw (\w+) move the {obj} from the (\S+) to the (\S+)\.$")),
+        (
+            "made",
+            re.compile(rf"^(?:I|You) moved the {obj} from the (\S+) (?:back )?to the (\S+)\.$"),
+        ),
+        (
+            "made",
+            re.compile(rf"^After \w+ left, I moved the {obj} from the (\S+) back to the (\S+)\.$"),
+        ),
+        ("leave", re.compile(rf"^When (?:I|you) left, the {obj} was in the (\S+)\.$")),
+    ]
+
+
+def read_account(text: str, owner: str, target: str) -> tuple[Any, ...] | None:
+    """An account's windows as its text tells them (`Fragment`s, in its order): entering,
+    every move seen or made, leaving. Sentences of another shape are passed over; an account
+    whose moves or end places do not join up is unusable (None)."""
+    from backchannel.paradigms.testimony import Fragment, Move
+
+    windows: list[tuple[str, list[Any]]] = []
+    patterns = _sentence_patterns(target)
+    for sentence in re.split(r"(?<=\.)\s+", text.strip()):
+        for kind, pattern in patterns:
+            found = pattern.match(sentence)
+            if found is None:
+                continue
+            if kind == "enter":
+                windows.append((found.group(1), []))
+                break
+            if not windows:
+                return None
+            start, moves = windows[-1]
+            here = moves[-1].after if moves else start
+            if kind == "leave":
+                if found.group(1) != here:
+                    return None
+                break
+            actor, before, after = (
+                (found.group(1), found.group(2), found.group(3))
+                if kind == "saw"
+                else (owner, found.group(1), found.group(2))
+            )
+            if before != here:
+                return None
+            moves.append(Move(actor, before, after))
+            break
+    if not windows:
+        return None
+    return tuple(Fragment(start, tuple(moves)) for start, moves in windows)
+
+
+@functools.lru_cache(maxsize=4096)
+def settled(held: tuple[tuple[str, str], ...], target: str) -> str | None:
+    """The one endpoint of the walks these accounts (source, text) allow, else None (many
+    votes of a run hold the same accounts: each set is enumerated once)."""
+    from backchannel.paradigms.testimony import endpoints
+
+    accounts = {}
+    for source, text in held:
+        read = read_account(text, source, target)
+        if read is not None:
+            accounts[source] = read
+    if not accounts:
+        return None
+    ends = endpoints(accounts)
+    return next(iter(ends)) if len(ends) == 1 else None
+
+
 class Witness:
     """One agent's evidence, rebuilt from what the request shows."""
 
@@ -99,10 +179,13 @@ class Witness:
         self.target = target.group(1) if target else "object"
         own = _OWN.search(system) if role else None
         self.own = end_place(own.group(1), self.containers) if own else None
+        self.own_text = own.group(1).strip() if own else None
         sent = _SENT.search(system)
         self.lie = end_place(sent.group(1), self.containers) if sent else None
+        self.sent_text = sent.group(1) if sent else None
         self._key = (request.model, system, request.replicate)
         self.accounts: dict[str, Account] = {}
+        self.texts: dict[str, str] = {}  # source -> its account word for word
         for speaker, text in transcript(user):
             if speaker == "You" or speaker == self.name:
                 continue
@@ -111,6 +194,7 @@ class Witness:
                 place = end_place(shown.group(1), self.containers)
                 if place is not None:
                     self._hold(Account(speaker, place))
+                self.texts[speaker] = shown.group(1).strip()  # first-hand beats any report
                 continue
             said = _SAID.match(text)
             if said:
@@ -132,6 +216,8 @@ class Witness:
             self._hold(Account(speaker, match.group(1), speaker, phase))
         for match in _ACCOUNT.finditer(text):
             self._hold(Account(match.group(1), match.group("place"), speaker, phase))
+        for match in _QUOTED.finditer(text):
+            self.texts.setdefault(match.group(1), match.group(2))
 
     def believed(self) -> list[Account]:
         """The accounts this agent believes, in the order it came to hold them."""
@@ -148,6 +234,30 @@ class Witness:
         return totals
 
     def vote(self) -> str:
+        """The planted strategy's vote: reconstructed when it settles the endpoint, else
+        counted."""
+        if self.rules.strategy == "reconstruct":
+            settled = self.reconstructed()
+            if settled is not None:
+                return settled
+        return self.counted()
+
+    def held_texts(self) -> dict[str, str]:
+        """The accounts this agent holds word for word: its own and each believed one."""
+        held = {
+            source: text
+            for source, text in self.texts.items()
+            if source != self.name and self.believes(source)
+        }
+        if self.own_text is not None:
+            held[self.name] = self.own_text
+        return held
+
+    def reconstructed(self) -> str | None:
+        """The endpoint of every walk the held accounts allow, when there is exactly one."""
+        return settled(tuple(sorted(self.held_texts().items())), self.target)
+
+    def counted(self) -> str:
         """The container with the largest weight; UNKNOWN on a tie at the top or no evidence."""
         totals = {c: w for c, w in self.scores().items() if w > 0}
         if not totals:
@@ -158,10 +268,13 @@ class Witness:
 
     def statement(self) -> str:
         if self.lie is not None:  # the deceptive key keeps to the message it sent
-            return (
+            said = (
                 f"I think the {self.target} is in the {self.lie}. I saw it myself: when I left, "
                 f"the {self.target} was in the {self.lie}."
             )
+            if self.rules.strategy == "reconstruct" and self.sent_text:
+                said += f' Account of {self.name}: "{self.sent_text}"'
+            return said
         vote = self.vote()
         parts = [
             f"I think the {self.target} is in the {vote}."
@@ -175,13 +288,18 @@ class Witness:
             key = (account.carrier, account.round)
             parts.append(account.citation(self.target, account.carrier is None or key not in cited))
             cited.add(key)
+        if self.rules.strategy == "reconstruct":
+            parts.extend(
+                f'Account of {source}: "{text}"' for source, text in self.held_texts().items()
+            )
         return " ".join(parts)
 
 
 _EXTRACT = "You read one public statement from a group discussion about where a"
 _EXTRACT_LISTS = re.compile(r"People: (.*?)\. Containers: (.*?)\. Earlier rounds: (.*?)\.\n")
 _EXTRACT_TEXT = re.compile(r"\nStatement by \S+ in round \S+:\n(.*)$", re.DOTALL)
-_MARK = re.compile(rf"\[T:{_NAME}\]|\[S:{_NAME}@({_ROUND})\]")
+_MARK = re.compile(rf"\[T:{_NAME}\]|\[S:{_NAME}@({_ROUND})\]", re.IGNORECASE)
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 def extraction(user: str) -> str:
@@ -193,15 +311,23 @@ def extraction(user: str) -> str:
         return json.dumps({"claims": []})
     roles, rounds = set(lists.group(1).split(", ")), set(lists.group(3).split(", "))
     containers = tuple(c for c in lists.group(2).split(", ") if c)
+    by_case = {r.casefold(): r for r in roles}
     claims = []
+    before = "none"
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", found.group(1)):
-        supports = end_place(sentence, containers) or "none"
+        named = end_place(sentence, containers)
         for mark in _MARK.finditer(sentence):
-            testimony, source, phase = mark.group(1), mark.group(2), mark.group(3)
-            if testimony is not None and testimony in roles:
+            opens = not _LETTER.search(_MARK.sub("", sentence[: mark.start()]))
+            supports = named or (before if opens else "none")
+            testimony, source = by_case.get((mark.group(1) or "").casefold()), mark.group(2)
+            source = by_case.get((source or "").casefold())
+            phase = (mark.group(3) or "").upper()
+            if testimony is not None:
                 claims.append(("testimony", testimony, "none", supports))
-            elif source is not None and source in roles and phase in rounds:
+            elif source is not None and phase in rounds:
                 claims.append(("statement", source, phase, supports))
+        if named is not None or _LETTER.search(_MARK.sub("", sentence)):
+            before = named or "none"
     keys = ("source_kind", "source_role", "source_round", "supports")
     return json.dumps({"claims": [dict(zip(keys, c, strict=True)) for c in claims]})
 

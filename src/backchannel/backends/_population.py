@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -44,6 +44,13 @@ class TestimonyRules(BaseModel):
         le=1,
         description="Chance an agent believes another role's account, fixed per (agent, source): "
         "a believed account counts towards its vote and is cited; a doubted one is ignored.",
+    )
+    strategy: Literal["count", "reconstruct"] = Field(
+        "count",
+        description="count: vote the weighted plurality of the end places the accounts claim; "
+        "reconstruct: rebuild the walks the believed accounts allow (the verifier's "
+        "enumeration), vote their endpoint when it is unique (else count), and pass every "
+        "believed account on word for word.",
     )
 
 

@@ -343,6 +343,9 @@ class RawCompletion:
     reasoning: str = ""
     reasoning_tokens: int = 0
     timings: Mapping[str, float] | None = field(default=None, hash=False)
+    origin: str | None = None
+    """Answered from the response cache: the conversation whose call produced the answer
+    (None when not recorded)."""
 
 
 @dataclass(frozen=True, slots=True)

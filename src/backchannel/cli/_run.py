@@ -108,6 +108,14 @@ def run_command(
             f"estimated tokens: {estimate['prompt_tokens']} prompt, "
             f"{estimate['completion_tokens']} completion"
         )
+        shared = estimate["shared_calls"]
+        if shared is None:
+            out.print("calls shared by paired arms: not predicted here")
+        elif shared:
+            out.print(
+                f"calls shared by paired arms: {shared} (made once; calls to the models: "
+                f"{estimate['calls'] - shared})"
+            )
         return
     warning = _runner.small_model_warning(run_plan.models)
     if warning:

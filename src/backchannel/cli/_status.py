@@ -42,7 +42,7 @@ def status_command(
     try:
         manifest, counts, usage = store.manifest(), store.counts(), store.usage()
         errors, quality, state = store.errors(), store.answer_quality(), store.run_state()
-        replicas = store.replica_calls()
+        replicas, shared = store.replica_calls(), store.shared_calls()
     finally:
         store.close()
     from backchannel.backends import model_caveat
@@ -74,6 +74,11 @@ def status_command(
     )
     for model, u in sorted(usage.by_model.items()):
         out.print(f"  {model}: {u.calls} calls, {u.prompt_tokens + u.completion_tokens} tokens")
+    if shared:
+        out.print(
+            f"calls shared by paired arms: {shared} answered by another conversation's call "
+            "(made once)"
+        )
     per_replica, moved = replica_calls(replicas)
     if per_replica:
         out.print(

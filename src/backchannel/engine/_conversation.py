@@ -62,7 +62,14 @@ class Label:
 
 @dataclass(frozen=True, slots=True)
 class ConversationSpec:
-    """One cell x item x replicate, with its own seed."""
+    """One cell x item x replicate, with its own seed.
+
+    `call_seed`, when set, is shared by the paired arms of one item and replicate (cells that
+    differ only in a paradigm's paired factors): each call's seed then derives from it and the
+    call's place (agent, kind, name, round and how many such calls came before), not from the
+    conversation's seed and the event's sequence number, so a call the arms make alike has the
+    same seed, and is made once.
+    """
 
     conversation_id: str
     paradigm: str
@@ -71,6 +78,7 @@ class ConversationSpec:
     item: Item
     replicate: int
     seed: int
+    call_seed: int | None = None
 
 
 S = TypeVar("S")
@@ -99,6 +107,7 @@ class ConversationContext(Generic[S]):
         self.meta: dict[str, Any] = {}
         self.labels: list[Label] = []
         self._background: list[asyncio.Task[Any]] = []
+        self._places: dict[tuple[str, str, str, int], int] = {}
 
     def room(
         self,
@@ -132,13 +141,16 @@ class ConversationContext(Generic[S]):
         constraint: OutputConstraint | None = None,
         critical: bool = True,
         call: CallInfo | None = None,
+        place: tuple[str, str, str, int] | None = None,
     ) -> Request:
+        """A call's request. Its seed derives from the conversation's seed and `seq`, or, for
+        paired arms (`spec.call_seed`), from the pair's seed and the call's `place`."""
         return Request(
             model=model,
             messages=tuple(messages),
             settings=settings,
             constraint=constraint,
-            seed=derive_seed(self.spec.seed, seq),
+            seed=self.call_seed(seq, place),
             replicate=self.spec.replicate,
             critical=critical,
             call=call,
@@ -168,6 +180,14 @@ class ConversationContext(Generic[S]):
             facts=facts or {},
             seen=seen,
         )
+
+    def call_seed(self, seq: int, place: tuple[str, str, str, int] | None) -> int:
+        """The seed of the call at event `seq` and `place` (agent, kind, name, round)."""
+        if self.spec.call_seed is None or place is None:
+            return derive_seed(self.spec.seed, seq)
+        before = self._places.get(place, 0)
+        self._places[place] = before + 1
+        return derive_seed(self.spec.call_seed, *place, before)
 
     async def generate(self, request: Request) -> Completion:
         return await self.client.generate(request, self.usage)
@@ -211,6 +231,7 @@ class ConversationContext(Generic[S]):
             constraint=constraint,
             critical=critical,
             call=self.call_info(name, agent=agent, role=role, round=round, facts=facts, seen=seen),
+            place=(agent, kind, name, round),
         )
         return event, request
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from backchannel.backends import LLMClient
+from backchannel.backends import LLMClient, count_shared_calls
 from backchannel.engine._conversation import ConversationContext, ConversationSpec
 from backchannel.errors import BackendUnavailable
 
@@ -62,12 +62,15 @@ async def run_conversation(
     """Run one conversation to the end; a bug in a protocol fails only this conversation."""
     context = ConversationContext(spec, settings, client, experiment_seed=experiment_seed)
     try:
-        with client.conversation(spec.conversation_id) as affinity:
+        with client.conversation(spec.conversation_id) as affinity, count_shared_calls() as shared:
             await run(context)
             await context.drain()
         if affinity.calls:
             # Which replica served how many of its calls (more than one only after a failure).
             context.meta["replica_calls"] = dict(sorted(affinity.calls.items()))
+        if shared.count:
+            # Calls another conversation's call answered (paired arms share their common calls).
+            context.meta["shared_calls"] = shared.count
     except BackendUnavailable:
         await context.cancel_background()
         raise

@@ -141,6 +141,7 @@ def expand_design(loaded: LoadedExperiment, resolved: dict[str, Any] | None = No
                 "question, row or scenario its own id (conversations are stored by id)"
             )
         seen_ids.add(item.item_id)
+    paired = pair_factors(loaded)
     by_cell = []
     for cell in cells:
         key = cell_key(cell)
@@ -161,6 +162,7 @@ def expand_design(loaded: LoadedExperiment, resolved: dict[str, Any] | None = No
         )
     specs = []
     for cell, key, cell_items in by_cell:
+        common = cell_key({name: level for name, level in cell.items() if name not in paired})
         for item in cell_items:
             for replicate in range(experiment.replicates_for(cell)):
                 conversation_id = f"{key or 'all'}/{item.item_id}/{replicate}"
@@ -173,6 +175,20 @@ def expand_design(loaded: LoadedExperiment, resolved: dict[str, Any] | None = No
                         item=item,
                         replicate=replicate,
                         seed=derive_seed(experiment.seed, conversation_id),
+                        call_seed=derive_seed(
+                            experiment.seed, "pair", common, item.item_id, replicate
+                        )
+                        if paired
+                        else None,
                     )
                 )
     return Expansion(specs, skipped)
+
+
+def pair_factors(loaded: LoadedExperiment) -> frozenset[str]:
+    """The factors of this design whose levels are arms of a pair (the paradigm's paired
+    factors that the design varies), or none when `share_paired_calls` is off."""
+    experiment = loaded.experiment
+    if not experiment.share_paired_calls:
+        return frozenset()
+    return frozenset(experiment.factors) & loaded.paradigm.paired_factors

@@ -76,6 +76,14 @@ class Experiment(BaseModel):
     local: LocalSettings = Field(default_factory=LocalSettings)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     max_reasks: int = Field(2, ge=0, description="Re-asks after an unreadable constrained answer.")
+    share_paired_calls: bool = Field(
+        True,
+        description="Paired arms share their common calls: cells that differ only in a "
+        "paradigm's paired factors (testimony: condition, intervention) take their calls' seeds "
+        "from the item, replicate, agent and the call's place, so a call the arms make alike is "
+        "made once and answered from the cache in the other arm; false: every conversation "
+        "seeds its own calls.",
+    )
     population: PopulationParams | None = Field(
         None,
         description="Planted parameters of the simulated population (`sim/population`); see "

@@ -80,6 +80,10 @@ class Paradigm(ABC, Generic[S]):
     view: ClassVar[View | None] = None
     """What the transcript viewer shows of a conversation beyond its timeline (`View`: table
     columns, badges, panels, round names); None: the generic timeline only."""
+    paired_factors: ClassVar[frozenset[str]] = frozenset()
+    """Factors whose levels are arms of one pair (a manipulation and its reference): cells that
+    differ only in these share their calls' seeds, so what the arms ask alike is asked once
+    (the experiment's `share_paired_calls`)."""
 
     # design ---------------------------------------------------------------------------------
     @classmethod

@@ -31,6 +31,7 @@ from backchannel.store._schema import (
 )
 
 REPLICA_CALLS = "replica_calls"
+SHARED_CALLS = "shared_calls"
 """The conversation meta key kept in its own column, so `status` reads no document."""
 EMPTY_META = "{}"
 _EVENT_NAMES = [c.name for c in EVENT_STORED]
@@ -183,11 +184,13 @@ class Writer:
             "DELETE FROM conversations WHERE conversation_id = ?", (c.conversation_id,)
         )
         meta, replica_calls = _split_replica_calls(c.meta)
+        shared = _shared_calls(meta)
         conv = _rowid(
             self._db.execute(
                 "INSERT INTO conversations (conversation_id, cell_key, cell, item_id, replicate, "
-                "seed, status, error, position, finished_at, replica_calls, labelled, events, "
-                f"{', '.join(QUALITY_FIELDS)}) VALUES ({', '.join('?' * (13 + 5))})",
+                "seed, status, error, position, finished_at, replica_calls, shared_calls, "
+                f"labelled, events, {', '.join(QUALITY_FIELDS)}) "
+                f"VALUES ({', '.join('?' * (14 + len(QUALITY_FIELDS)))})",
                 (
                     c.conversation_id,
                     c.cell_key,
@@ -200,6 +203,7 @@ class Writer:
                     c.position,
                     c.finished_at,
                     replica_calls,
+                    shared,
                     len(labels),
                     len(events),
                     *quality(events),
@@ -258,6 +262,15 @@ def _rowid(cursor: sqlite3.Cursor) -> int:
     if cursor.lastrowid is None:
         raise RuntimeError("SQLite gave no key to an inserted row")
     return int(cursor.lastrowid)
+
+
+def _shared_calls(meta: str) -> int:
+    """Calls of a conversation that another conversation's call answered (`meta.shared_calls`,
+    kept in the document too), for status to sum without reading any document."""
+    if f'"{SHARED_CALLS}"' not in meta:
+        return 0
+    value = json.loads(meta)
+    return int(value.get(SHARED_CALLS, 0)) if isinstance(value, dict) else 0
 
 
 def _split_replica_calls(meta: str) -> tuple[str, str | None]:

@@ -95,6 +95,7 @@ CREATE TABLE IF NOT EXISTS conversations (
     position INTEGER NOT NULL,
     finished_at REAL NOT NULL,
     replica_calls TEXT,
+    shared_calls INTEGER NOT NULL DEFAULT 0,
     labelled INTEGER NOT NULL,
     events INTEGER NOT NULL,
 """

@@ -347,6 +347,14 @@ class RunStore:
         ).fetchall()
         return [calls for (calls,) in rows]
 
+    def shared_calls(self) -> int:
+        """Calls of stored conversations that another conversation's call answered (paired arms
+        sharing their common calls), read without reading any conversation's meta."""
+        (total,) = self._db.execute(
+            "SELECT COALESCE(SUM(shared_calls), 0) FROM conversations"
+        ).fetchone()
+        return int(total)
+
     # tables -------------------------------------------------------------------------------
     def tables(self) -> RunTables:
         """The tidy tables of everything stored (see docs/data-schema.md); the manifest gains

@@ -26,7 +26,9 @@ def conversation(
     observer_round: int = 7,
 ) -> dict[str, Any]:
     """One conversation: `votes` maps checkpoint -> five letters, the votes of K, S, A, B, C
-    (t = true endpoint, d = decoy, u = UNKNOWN, o = another container, x = unreadable)."""
+    (t = true endpoint, d = decoy, u = UNKNOWN, o = another container, x = unreadable, c = cut
+    off by the token budget). `observers` maps a checkpoint (or "obs", stored at
+    `observer_round`) to the three observers' letters."""
     return {
         "item": item,
         "condition": condition,
@@ -89,7 +91,8 @@ def tables(*specs: dict[str, Any]) -> RunTables:
         for label, by_agent in rows:
             number = spec["observer_round"] if label.startswith("obs") else CHECKPOINTS[label]
             for agent, letter in by_agent.items():
-                ok = letter != "x"
+                ok = letter not in "xc"
+                status = {"x": "parse_failure", "c": "truncated"}.get(letter, "ok")
                 events.append(
                     {
                         "run_id": "r",
@@ -104,7 +107,7 @@ def tables(*specs: dict[str, Any]) -> RunTables:
                         "channel": "private",
                         "text": VALUES.get(letter, "??"),
                         "value": json.dumps(VALUES[letter]) if ok else None,
-                        "status": "ok" if ok else "parse_failure",
+                        "status": status,
                         "model": spec["model"],
                         "prompt_tokens": 0,
                         "completion_tokens": 0,

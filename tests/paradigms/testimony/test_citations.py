@@ -98,3 +98,48 @@ def test_supported_endpoint_reads_spaces_and_underscores_case_blind() -> None:
     assert supported_endpoint("from the Red Box to the green_crate", CONTAINERS) == "green_crate"
     assert supported_endpoint("the crate", CONTAINERS) is None
     assert supported_endpoint("RED_BOX", CONTAINERS) == "red_box"
+
+
+def test_tags_names_and_rounds_match_without_regard_to_case() -> None:
+    found = parse("It is in the red_box [t:kim]. Bob said so [s:BOB@r1].")
+    assert found.claims == (
+        Claim("testimony", "Kim", None, "red_box"),
+        Claim("statement", "Bob", "R1", None),
+    )
+    assert found.invalid == ()
+
+
+def test_a_citation_after_its_sentence_supports_that_sentence() -> None:
+    found = parse(
+        "The object is in the blue_box. [T:Kim] Then Sam put it elsewhere [T:Sam]. [S:Bob@R1]"
+    )
+    # [T:Kim] opens a sentence naming no container: it binds to the blue_box before it. Sam's
+    # sentence names none and does not open with its mark: no endpoint. [S:Bob@R1] binds to
+    # Sam's sentence, which supports nothing.
+    assert found.claims == (
+        Claim("testimony", "Kim", None, "blue_box"),
+        Claim("testimony", "Sam", None, None),
+        Claim("statement", "Bob", "R1", None),
+    )
+    two = parse("It ended in the green crate. [T:Kim] [S:Cal@R1]")
+    assert {c.supports for c in two.claims} == {"green_crate"}
+
+
+def test_citing_a_testimony_the_speaker_never_received_is_invalid() -> None:
+    context = context_for("Ann", "R1", SENDERS, SPOKEN, CONTAINERS, received={"Ann", "Kim"})
+    found = parse_markup("Kim: red_box [T:Kim]. Sam wrote to Bob: blue_box [T:Sam].", context)
+    assert found.claims == (Claim("testimony", "Kim", None, "red_box"),)
+    assert found.invalid == (Invalid("[T:Sam]", "not_received"),)
+
+
+def test_who_received_which_testimony() -> None:
+    from backchannel.paradigms.testimony._citations import received_by
+
+    sent = [
+        ("Kim", "direct", ("Ann",)),
+        ("Sam", "direct", ("Bob",)),
+        ("Bob", "broadcast", ("Kim", "Sam", "Ann", "Cal")),
+    ]
+    assert received_by("Ann", sent) == {"Kim", "Bob"}
+    assert received_by("Sam", sent) == {"Sam", "Bob"}  # one's own message counts
+    assert received_by("Quinn", sent) == {"Bob"}  # an observer: broadcasts only

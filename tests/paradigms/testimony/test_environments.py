@@ -9,17 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from backchannel.paradigms.testimony import Environment, generate, load_environments, verify
+from backchannel.paradigms.testimony import (
+    Environment,
+    add_move,
+    extract_chain,
+    generate,
+    load_environments,
+    verify,
+)
 from backchannel.paradigms.testimony._build_environments import build, dump
-from backchannel.paradigms.testimony._hitom import load_hitom, stories_from_records
+from backchannel.paradigms.testimony._hitom import load_hitom, parse_choices, stories_from_records
 
-from ._stories import EGGPLANT, EGGPLANT_CHOICES, LETTUCE, LETTUCE_CHOICES, PEAS
+from ._stories import EGGPLANT, EGGPLANT_CHOICES, LETTUCE, LETTUCE_CHOICES, ONION, PEAS
 
 HITOM = Path("/work/shared/data/hitom/Hi-ToM_data.json")
 DATA = resources.files("backchannel.paradigms.testimony").joinpath("data")
 
 
-def test_shipped_environments_are_120_verified_and_balanced() -> None:
+def test_shipped_environments_are_120_distinct_verified_and_balanced() -> None:
     environments = load_environments()
     assert len(environments) == 120
     assert len({e.id for e in environments}) == 120
@@ -33,19 +40,31 @@ def test_shipped_environments_are_120_verified_and_balanced() -> None:
     }
     for env in environments:
         assert verify(env) == [], env.id
-    # A story serves each deception type at most once.
-    assert not [
-        k
-        for k, n in Counter((e.chain.story_id, e.deception) for e in environments).items()
-        if n > 1
-    ]
+    # No state chain is used twice: 120 distinct stories, each the unit of every pair.
+    chains = {(e.chain.target, e.chain.nodes) for e in environments}
+    assert len(chains) == 120
+    assert {e.source for e in environments} == {"hitom"}
 
 
-def test_shipped_file_counts_its_rejections() -> None:
+def test_shipped_file_counts_its_rejections_and_adaptations() -> None:
     data = json.loads(DATA.joinpath("environments.json").read_text(encoding="utf-8"))
-    assert data["stories"] == data["accepted_stories"] + data["rejected_stories"]
-    assert sum(data["rejection_reasons"].values()) == data["rejected_stories"]
-    assert len(data["rejected"]) == data["rejected_stories"] > 0
+    assert data["stories"] == 120
+    environments = data["environments"]
+    adapted = [e for e in environments if e["adaptations"]]
+    assert data["as_is"] == len(environments) - len(adapted)
+    added = [e for e in adapted if any(a.startswith("added move") for a in e["adaptations"])]
+    assert data["added_moves"] == len(added)
+    windows = [e for e in adapted if any(a.startswith("adapted windows") for a in e["adaptations"])]
+    assert data["adapted_windows"] == len(windows)
+    assert data["generated"] == 0
+    # Every candidate chain (one per object of a story) either passes the plain rule as it is
+    # or is counted under the one rule that refused it.
+    assert sum(data["rule_rejections"].values()) + data["as_is"] == data["chains"]
+    assert data["rule_rejections"]["fewer than 3 moves"] > 0
+    # Every chain not used is listed with its reason.
+    used = {e["id"] for e in environments}
+    assert not used & set(data["rejected"])
+    assert len(used) + len(data["rejected"]) == data["chains"]
 
 
 def test_license_and_provenance_ship_beside_the_data() -> None:
@@ -62,28 +81,66 @@ def test_environment_json_round_trips() -> None:
     assert [m for m in c1["messages"] if m["sender"] == env.key] == [env.false_message.as_dict()]
 
 
-def test_build_is_deterministic_and_rejects_short_stories() -> None:
+def test_build_is_deterministic_adapts_and_fills_with_generated_stories() -> None:
     records = [
         {"story": story, "sample_id": i, "choices": choices}
         for i, (story, choices) in enumerate(
-            [(LETTUCE, LETTUCE_CHOICES), (EGGPLANT, EGGPLANT_CHOICES), (PEAS, LETTUCE_CHOICES)]
+            [
+                (LETTUCE, LETTUCE_CHOICES),
+                (EGGPLANT, EGGPLANT_CHOICES),
+                (PEAS, LETTUCE_CHOICES),
+                (ONION, LETTUCE_CHOICES),
+            ]
         )
     ]
-    plan = (("event", ("direct", "broadcast")), ("coverage", ("direct",)), ("source", ("direct",)))
-    first = build(stories_from_records(records), plan)  # type: ignore[arg-type]
-    assert first == build(stories_from_records(records), plan)  # type: ignore[arg-type]
-    assert first["rejected"] == {"hitom-0002": "the chain has 2 moves; at least 3 are needed"}
-    assert first["rejection_reasons"] == {"fewer than 3 moves": 1}
-    made = [(e["id"], e["key_message_kind"]) for e in first["environments"]]
-    # Types take stories in id order, cycling, each type starting where the last one stopped.
-    assert made == [
-        ("hitom-0000-event", "direct"),
-        ("hitom-0001-event", "broadcast"),
-        ("hitom-0000-coverage", "direct"),
-        ("hitom-0001-source", "direct"),
+    first = build(stories_from_records(records), count=6)
+    assert first == build(stories_from_records(records), count=6)
+    assert first["chains"] == 6  # lettuce, eggplant, peas and potato, onion and lemon
+    assert first["rule_rejections"] == {
+        "fewer than 3 moves": 2,
+        "(b) the honest accounts do not settle the endpoint": 1,
+        "(b) two roles already settle the endpoint": 2,
+    }
+    # The lettuce and the eggplant return to where they started: adapted windows settle them.
+    # The potato passes as it is. The peas' added move names a container the (borrowed) vote
+    # options lack, and Owen makes two of the onion's three moves, so both stay out.
+    assert first["rejected"] == {
+        "hitom-0002-peas": "the chain has 2 moves; at least 3 are needed",
+        "hitom-0003-lemon": "the chain has 1 move; at least 3 are needed",
+        "hitom-0003-onion": "(b) two roles (Emily and Owen) already settle the endpoint",
+    }
+    assert (first["as_is"], first["adapted_windows"], first["added_moves"]) == (1, 2, 0)
+    assert first["generated"] == 3
+    made = [
+        (e["id"], e["deception"], e["key_message_kind"], e["source"]) for e in first["environments"]
     ]
-    with pytest.raises(ValueError, match="not enough stories"):
-        build(stories_from_records(records), (("event", ("direct",) * 3),))
+    # Sorted by id, the environments take the deception types in turn.
+    assert made == [
+        ("gen-m3-s0", "event", "direct", "generated"),
+        ("gen-m4-s1", "coverage", "direct", "generated"),
+        ("gen-m5-s2", "source", "direct", "generated"),
+        ("hitom-0000-lettuce", "event", "broadcast", "hitom"),
+        ("hitom-0001-eggplant", "coverage", "broadcast", "hitom"),
+        ("hitom-0002-potato", "source", "direct", "hitom"),
+    ]
+
+
+def test_an_added_move_keeps_the_endpoint_and_names_its_actor() -> None:
+    found = add_move(PEAS, "hitom-0800", "peas", parse_choices(LETTUCE_CHOICES))
+    assert found is not None
+    # Logan made no movement in the hallway before Emily's final move: he moves the peas to
+    # the first option the chain never visits.
+    assert found.actor == "Logan" and found.container == "blue_drawer"
+    assert [n.container for n in found.chain.nodes] == [
+        "blue_suitcase",
+        "blue_drawer",
+        "red_crate",
+        "green_bottle",
+    ]
+    assert found.chain.endpoint == extract_chain(PEAS, "x").endpoint
+    assert found.describe() == (
+        "added move: Logan, who made no movement, moves the peas to the blue_drawer"
+    )
 
 
 @pytest.mark.skipif(not HITOM.exists(), reason="the Hi-ToM source file is not on this machine")

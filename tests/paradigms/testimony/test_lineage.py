@@ -134,8 +134,35 @@ def test_citation_adoption_and_order_per_testimony_and_round() -> None:
     assert (r3k["citation_rate"], r3k["adoption_rate"], r3k["mean_order"]) == (2 / 3, 0.0, 3.0)
     assert r3k["claims_carrier"] == 3
     r3s = rate(rows, "second_key", "R3")
-    # A endorses red_box in R3 without carrying S: adoption and citation differ
-    assert (r3s["citation_rate"], r3s["adoption_rate"], r3s["mean_order"]) == (1 / 3, 1 / 3, 3.0)
+    # A endorses red_box in R3 through B@R2, which carries K only: A supports S's endpoint
+    # without carrying S, so A does not adopt S. B carries S (through A@R2) but names no
+    # container. Adoption 0; the old figure, any claim on S's endpoint, 1/3.
+    assert (r3s["citation_rate"], r3s["adoption_rate"], r3s["mean_order"]) == (1 / 3, 0.0, 3.0)
+    assert r3s["endpoint_support_rate"] == 1 / 3
+    assert (r3s["citing"], r3s["adoption_given_citation"]) == (1, 0.0)
+    # Among the R2 statements carrying K (A, B, C), A and B adopt it: 2 of 3.
+    assert (r2k["citing"], r2k["adoption_given_citation"]) == (3, 2 / 3)
+    assert r2k["claims_adopting"] == 2
+
+
+def test_in_c0_the_two_keys_adoption_differs_by_what_is_cited() -> None:
+    # Both honest testimonies point to the red_box in C0: a claim on the red_box citing S
+    # adopts S and not K, although it supports K's endpoint too.
+    spec = conversation(
+        "s3",
+        "C0",
+        {
+            ("A", "R1"): "The red_box, says S [T:S].",
+            ("B", "R1"): "Red box [T:K]. I agree with S [T:S] on the red_box.",
+            ("C", "R1"): "Surely the red_box.",
+        },
+    )
+    rows = lineage(spec)["citation"]
+    key, second = rate(rows, "key", "R1"), rate(rows, "second_key", "R1")
+    assert (key["adoption_rate"], second["adoption_rate"]) == (1 / 3, 2 / 3)
+    # A claim on the endpoint, whatever it cites: A and B for both (C cites nothing, so makes
+    # no claim): the old figure, equal for the two by construction.
+    assert key["endpoint_support_rate"] == second["endpoint_support_rate"] == 2 / 3
 
 
 def test_root_states_transitions_pickups_and_both_root_votes() -> None:
@@ -204,8 +231,9 @@ def test_c0_has_no_false_root_and_failed_extractions_are_counted() -> None:
     assert found["extraction"]["by_status"] == {"ok": 2, "parse_failure": 1}
     row = rate(found["citation"], "key", "R1")
     assert (row["statements"], row["not_extracted"], row["citation_rate"]) == (2, 1, 0.5)
-    # in C0 the key's testimony supports the true endpoint: both adopt it
-    assert row["adoption_rate"] == 1.0
+    # In C0 the key's testimony supports the true endpoint: both A and B support it, but only
+    # B, who cites K, adopts K's testimony.
+    assert (row["adoption_rate"], row["endpoint_support_rate"]) == (0.5, 1.0)
 
 
 def test_extraction_summary_counts_claims_and_invalid_citations() -> None:

@@ -99,7 +99,11 @@ def test_outcome_rates_with_wilson_intervals_and_vote_shares() -> None:
 
 def test_paired_gaps_overall_by_type_and_kind() -> None:
     metrics = metrics_of(tables(*RUNS))
-    gaps = {(g["checkpoint"], g["split"], g["level"]): g for g in metrics["condition_gaps"]}
+    gaps = {
+        (g["checkpoint"], g["split"], g["level"]): g
+        for g in metrics["condition_gaps"]
+        if g["measure"] == "truth_majority"
+    }
     final = gaps[("R3", "all", "all")]
     # Per story C0 - C1 at R3: s1 1, s2 0, s3 1, s4 -1 -> mean 0.25.
     assert final["estimate_pp"] == pytest.approx(25.0) and final["n"] == 4
@@ -113,6 +117,54 @@ def test_paired_gaps_overall_by_type_and_kind() -> None:
     assert gaps[("T1", "all", "all")]["estimate_pp"] == pytest.approx(50.0)  # s1, s3
     (share,) = metrics["gap_at_T1"]
     assert share["share"] == pytest.approx(2.0)  # 50 pp at T1 over 25 pp at R3
+
+
+def test_paired_gaps_of_every_measure_at_r3() -> None:
+    metrics = metrics_of(tables(*RUNS))
+    gaps = {
+        g["measure"]: g
+        for g in metrics["condition_gaps"]
+        if (g["checkpoint"], g["split"]) == ("R3", "all")
+    }
+    assert set(gaps) == {
+        "truth_majority",
+        "decoy_majority",
+        "no_consensus",
+        "true_vote_share",
+        "decoy_vote_share",
+    }
+    assert {g["n"] for g in gaps.values()} == {4}  # one pair per story
+    # Decoy majority at R3: C0 none; C1 s1 -> C0 - C1 = -1, 0, 0, 0: -25 pp; one discordant
+    # story, exact McNemar p = 1.
+    decoy = gaps["decoy_majority"]
+    assert decoy["estimate_pp"] == pytest.approx(-25.0) and decoy["p_value"] == pytest.approx(1.0)
+    # No consensus: C0 s4, C1 s3 -> 0, 0, -1, +1: 0 pp.
+    assert gaps["no_consensus"]["estimate_pp"] == pytest.approx(0.0)
+    # True-vote share of the analysed four: C0 1, 1, 3/4, 0; C1 0, 3/4, 0, 1 (s3 C1: S and A
+    # unreadable) -> 1, 1/4, 3/4, -1: +25 pp, Wilcoxon signed-rank.
+    true = gaps["true_vote_share"]
+    assert true["estimate_pp"] == pytest.approx(25.0) and true["test"] == "wilcoxon_signed_rank"
+    assert true["p_value"] == pytest.approx(stats.wilcoxon([1, 0.25, 0.75, -1]).pvalue)
+    # Decoy-vote share: C0 all 0; C1 1, 0, 1/2, 0 -> -1, 0, -1/2, 0: -37.5 pp; the zeros drop.
+    decoy_share = gaps["decoy_vote_share"]
+    assert decoy_share["estimate_pp"] == pytest.approx(-37.5)
+    assert decoy_share["p_value"] == pytest.approx(stats.wilcoxon([-1, -0.5]).pvalue)
+    # Every checkpoint gets every measure; the stories are all Hi-ToM ones.
+    assert {(g["checkpoint"], g["measure"]) for g in metrics["condition_gaps"]} == {
+        (c, m) for c in ("T0", "T1", "R1", "R2", "R3") for m in gaps
+    }
+    sources = [g for g in metrics["condition_gaps"] if g["split"] == "source"]
+    assert {(g["level"], g["n"]) for g in sources} == {("hitom", 4)}
+
+
+def test_truncated_votes_are_counted_as_such() -> None:
+    run = conversation("s1", "C0", votes("uuuuu", "tcttt", "tcttt"))
+    metrics = metrics_of(tables(run))
+    assert (metrics["truncated_votes"], metrics["failed_votes"]) == (4, 0)  # S at T1, R1..R3
+    r3 = rate(metrics, "C0", "R3")
+    assert r3["truncated_share"] == 1 / 4 and r3["failed_share"] == 0
+    assert r3["truth"]["k"] == 1  # A, B, C: three true votes still make a majority
+    assert vote_kind(None, "red", "blue", "truncated") == "truncated"
 
 
 def test_no_gap_is_reported_with_its_reason() -> None:
@@ -142,6 +194,36 @@ def test_between_models_paired_by_story() -> None:
     gap = comparisons["C0 - C1 gap"]
     assert gap["estimate_pp"] == pytest.approx(50.0) and gap["test"] == "sign_test_exact"
     assert gap["p_value"] == pytest.approx(1.0)
+    # Decoy-vote effect C1 - C0 per story at R3: a has s1 1 - 0, s2 0 - 0; b has 0, 0
+    # -> a - b = 1, 0: +50 pp, Wilcoxon on the one non-zero difference.
+    effect = comparisons["decoy-vote effect (C1 - C0)"]
+    assert effect["estimate_pp"] == pytest.approx(50.0) and effect["n"] == 2
+    assert effect["p_value"] == pytest.approx(stats.wilcoxon([1.0]).pvalue)
+
+
+def test_observers_vote_at_every_checkpoint_from_t1() -> None:
+    run = conversation(
+        "s1",
+        "C1",
+        votes("uuuuu", "ddddd", "dttdd"),
+        intervention="active_observers",
+        observers={"T1": "uuu", "R1": "ttd", "R2": "ddt", "R3": "ttt"},
+    )
+    frame = checkpoint_outcomes(tables(run))
+    observers = frame[frame["group"] == "observers"].set_index("checkpoint")["outcome"]
+    # 2 of 3: UNKNOWN x3 none; t t d truth; d d t decoy; t t t truth.
+    assert observers.to_dict() == {"T1": "none", "R1": "truth", "R2": "decoy", "R3": "truth"}
+    every = frame[frame["group"] == "all"].set_index("checkpoint")
+    # 4 of 7 with the analysed four at the same checkpoint (T1: d d d d; R1..R3: t t d d):
+    # T1 4 decoy; R1 4 true; R2 4 decoy (d d + d d); R3 5 true.
+    assert every["outcome"].to_dict() == {
+        "T1": "decoy",
+        "R1": "truth",
+        "R2": "decoy",
+        "R3": "truth",
+    }
+    assert (every.loc["R3", "true"], every.loc["R2", "decoy"]) == (5, 4)
+    assert set(every["voters"]) == {7}
 
 
 def test_observers_majority_and_all_seven() -> None:

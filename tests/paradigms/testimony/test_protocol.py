@@ -104,10 +104,14 @@ def test_full_small_run_through_the_cli(tmp_path: Path) -> None:
     runner = CliRunner()
     status = runner.invoke(app, ["status", str(directory)])
     assert "18 done, 0 incomplete, 0 failed" in status.output, status.output
-    # The estimate is exactly the calls made: 2 stories x (C0 40 + C1 40 + 3 exits x 34
-    # + 2 x passive 43 + 2 x active 52) = 2 x 408.
-    assert estimated == len(captured) == 2 * (40 + 40 + 3 * 34 + 2 * 43 + 2 * 52)
-    assert f"calls {len(captured)}" in status.output
+    # The estimate is exactly the calls asked: 2 stories x (C0 40 + C1 40 + 3 exits x 34
+    # + 2 x passive 52 + 2 x active 61) = 2 x 408; the arms of a story share their common
+    # calls, so the model answers the others only.
+    assert estimated == 2 * (40 + 40 + 3 * 34 + 2 * 52 + 2 * 61)
+    shared = shared_calls(directory)
+    assert shared > 0 and len(captured) == estimated - shared
+    assert f"calls {estimated}" in status.output
+    assert f"calls shared by paired arms: {shared} " in status.output
     metrics = runner.invoke(app, ["metrics", str(directory), "--json"])
     assert metrics.exit_code == 0, metrics.output
     figures = json.loads(metrics.output)
@@ -123,7 +127,13 @@ def test_full_small_run_through_the_cli(tmp_path: Path) -> None:
     report = runner.invoke(app, ["report", str(directory)])
     assert report.exit_code == 0, report.output
     html = (directory / "report" / "report.html").read_text(encoding="utf-8")
-    for heading in ("Outcomes by checkpoint", "C0 vs C1 by deception type", "Exits and observers"):
+    for heading in (
+        "Outcomes by checkpoint",
+        "C0 vs C1 by deception type",
+        "Paired C0 - C1 differences",
+        "Exits and observers",
+        "Observer trajectory",
+    ):
         assert heading in html
     exported = runner.invoke(
         app, ["export", str(directory), "-o", str(tmp_path / "tables"), "--format", "csv"]
@@ -148,13 +158,19 @@ def test_full_small_run_through_the_cli(tmp_path: Path) -> None:
     assert environment["condition"] == meta["condition"]
 
 
+def shared_calls(directory: Path) -> int:
+    """Calls of the run that another conversation's call answered."""
+    metas = load_tables(directory, None).conversations["meta"]
+    return sum(int(json.loads(m).get("shared_calls", 0)) for m in metas)
+
+
 def counts_by_phase(tables: Any) -> dict[tuple[str, str, int], int]:
     events = tables.events
     return events.groupby(["kind", "role", "round"]).size().to_dict()
 
 
 def test_estimate_matches_calls_for_each_intervention(tmp_path: Path) -> None:
-    for intervention, per_story in [("none", 40), ("false_exit", 34), ("active_observers", 52)]:
+    for intervention, per_story in [("none", 40), ("false_exit", 34), ("active_observers", 61)]:
         captured.clear()
         data = experiment({"condition": ["C1"], "intervention": [intervention]})
         directory, estimated = run(tmp_path, data, name=intervention)
@@ -194,7 +210,9 @@ def test_t0_sees_only_the_own_window_and_the_key_lies_only_in_c1(tmp_path: Path)
     }
     texts = {m["text"] for meta in metas.values() for m in meta["environment"]["messages"]}
     t0 = [r for r in captured if "Conversation so far" not in r.messages[-1].content]
-    assert len(t0) == 2 * 5  # the T0 votes: no testimony in view yet
+    # The T0 votes see no testimony yet. C0 and C1 share the four T0 votes of the roles whose
+    # prompt is the same in both (all but the key, told to lie in C1): 5 + 1 calls.
+    assert len(t0) == 5 + 1
     assert not any(t in r.messages[-1].content for r in t0 for t in texts)
     key = metas["C1"]["key"]
     false_text = next(
@@ -206,6 +224,38 @@ def test_t0_sees_only_the_own_window_and_the_key_lies_only_in_c1(tmp_path: Path)
     assert false_text in deceptive and metas["C1"]["endpoint"] in deceptive
     others = [r for r in captured if agent_of(r) != key]
     assert not any("Your hidden goal" in r.messages[0].content for r in others)
+
+
+def test_stored_transcripts_follow_the_seeded_order_in_every_arm(tmp_path: Path) -> None:
+    from backchannel.paradigms.testimony._shuffle import story_order
+
+    data = experiment({"condition": ["C0", "C1"], "intervention": ["none", "passive_observers"]})
+    directory, _ = run(tmp_path, data)
+    tables = load_tables(directory, None)
+    events = tables.events
+    seen: dict[str, tuple[list[str], list[str]]] = {}
+    for record in tables.conversations.to_dict(orient="records"):
+        meta = json.loads(record["meta"])
+        environment = meta["environment"]
+        order = story_order(environment["roles"], 5, environment["id"], "roles")
+        options = story_order(environment["containers"], 5, environment["id"], "options")
+        assert (meta["order"], meta["options"]) == (order, options)
+        # The same lists in every arm of the story: C0, C1 and the observer arm.
+        assert seen.setdefault(record["item_id"], (order, options)) == (order, options)
+        mine = events[events["conversation_id"] == record["conversation_id"]].sort_values("seq")
+        testimony = mine[mine["name"] == "testimony"]
+        assert list(testimony["agent"]) == order
+        for number in (2, 4, 6):
+            said = mine[(mine["name"] == "statement") & (mine["round"] == number)]
+            assert list(said.sort_values("turn")["agent"]) == order
+        assert [a["name"] for a in meta["agents"] if a["role"] != "observer"] == order
+    assert len(seen) == 2
+    # The vote options of every vote, and the preamble, list the containers in that order.
+    for request in captured:
+        if isinstance(request.constraint, LabelSet):
+            labels = list(request.constraint.labels)
+            assert labels[-1] == "UNKNOWN"
+            assert any(labels[:-1] == options for _, options in seen.values())
 
 
 def test_statements_of_a_round_are_simultaneous(tmp_path: Path) -> None:
@@ -244,8 +294,9 @@ def test_exits_and_passive_observers(tmp_path: Path) -> None:
             assert sent.startswith("[No testimony")
         else:
             observers = mine[mine["role"] == "observer"]
-            assert set(observers["kind"]) == {"probe"} and set(observers["round"]) == {6}
-            assert len(observers) == 3
+            # Observers vote at T1 and after every round, from the public record so far.
+            assert set(observers["kind"]) == {"probe"} and set(observers["round"]) == {1, 2, 4, 6}
+            assert len(observers) == 3 * 4
 
 
 def test_unreadable_votes_are_parse_failures(tmp_path: Path) -> None:
@@ -309,7 +360,7 @@ def test_generated_environments_run(tmp_path: Path) -> None:
     data = experiment({"condition": ["C0", "C1"]})
     data["settings"]["generate"] = {"count": 3, "moves": [3, 6], "seed": 9}
     directory, estimated = run(tmp_path, data)
-    assert estimated == len(captured) == 2 * 2 * 40
+    assert estimated == len(captured) + shared_calls(directory) == 2 * 2 * 40
     ids = set(load_tables(directory, None).conversations["item_id"])
     assert ids == {"gen-m3-s9-event", "gen-m6-s10-coverage"}
 
@@ -331,8 +382,8 @@ def test_a_model_pool_per_role_is_counted_per_model(tmp_path: Path) -> None:
         made: dict[str, int] = {}
         for request in captured:
             made[request.model] = made.get(request.model, 0) + 1
-        # The key: 2 votes + 3 statements + 3 votes; observers: 3 x (3 statements + 1 vote).
-        assert made == {"sim/testimony_key": 8, "sim/testimony_observer": 12, MODEL: 32}
+        # The key: 2 votes + 3 statements + 3 votes; observers: 3 x (3 statements + 4 votes).
+        assert made == {"sim/testimony_key": 8, "sim/testimony_observer": 21, MODEL: 32}
         for model, count in made.items():
             assert f"{model}: {count}" in dry.output
     finally:

@@ -10,6 +10,7 @@ from backchannel.paradigms.testimony import (
     Rejected,
     Window,
     assign_slots,
+    assign_windows,
     build_environment,
     check_windows,
     extract_chain,
@@ -33,6 +34,7 @@ def lettuce(deception: str = "event", kind: str = "direct"):  # type: ignore[no-
         deception=deception,  # type: ignore[arg-type]
         key_kind=kind,  # type: ignore[arg-type]
         environment_id="hitom-0000-" + deception,
+        adapt=True,
     )
 
 
@@ -100,32 +102,41 @@ def test_lettuce_windows_and_key_roles() -> None:
         "relay": "Elizabeth",
         "mover": "Owen",
     }
+    # The lettuce returns to where it started: the plain rule leaves the endpoint open, so the
+    # adapted assignment lets the key also see the lettuce in the green_drawer before it moved.
     assert env.windows == {
         "Avery": (W(0, 1),),
         "Charlotte": (W(1, 2),),
-        "Isabella": (W(2, 3),),
+        "Isabella": (W(0, 0), W(2, 3)),
         "Elizabeth": (W(1, 2),),
         "Owen": (W(2, 3),),
     }
+    assert env.adaptations == (
+        "adapted windows: Isabella (witness) also saw the lettuce in the green_drawer without "
+        "seeing it move",
+    )
     assert (env.key, env.second_key) == ("Isabella", "Owen")
     assert verify(env) == []
 
 
 def test_reentry_gives_two_windows_and_actors_see_their_own_moves() -> None:
     chain = extract_chain(EGGPLANT, "hitom-0002")
-    slots, windows = assign_slots(chain)
-    # Jack relays [2, 3] and made move 1 himself: he left and came back.
-    assert slots["relay"] == "Jack" and windows["Jack"] == (W(0, 1), W(2, 3))
-    # Owen witnesses the final move [3, 4] and made move 3: one window [2, 4].
-    assert slots["witness"] == "Owen" and windows["Owen"] == (W(2, 4),)
+    found = assign_windows(chain, adapt=True)
+    # Hannah witnesses the final move [3, 4], made move 2 herself and, adapted, saw the
+    # eggplant in the green_envelope before anyone moved it: three windows.
+    assert found.slots["witness"] == "Hannah"
+    assert found.windows["Hannah"] == (W(0, 0), W(1, 2), W(3, 4))
+    # Liam's middle span [1, 3] and Owen's own move [2, 3] as the relay.
+    assert found.windows["Liam"] == (W(1, 3),) and found.windows["Owen"] == (W(2, 3),)
 
 
 def test_observations_never_give_a_position() -> None:
     env = lettuce()
     assert env.observations["Isabella"] == (
-        "You entered while the lettuce was in the blue_pantry. You saw Owen move the lettuce "
-        "from the blue_pantry to the green_drawer. When you left, the lettuce was in the "
-        "green_drawer."
+        "You entered while the lettuce was in the green_drawer. When you left, the lettuce was "
+        "in the green_drawer. Later you came back while the lettuce was in the blue_pantry. You "
+        "saw Owen move the lettuce from the blue_pantry to the green_drawer. When you left, the "
+        "lettuce was in the green_drawer."
     )
     assert env.observations["Avery"].startswith("You entered while the lettuce was in the green")
     bad = replace(env, observations={**env.observations, "Avery": "Your 1st move ..."})
@@ -172,8 +183,13 @@ def test_source_needs_a_direct_key_message() -> None:
 def test_stories_the_verifier_rejects() -> None:
     with pytest.raises(Rejected, match="2 moves; at least 3"):
         assign_slots(extract_chain(PEAS, "hitom-0800"))
-    with pytest.raises(Rejected, match=r"\(b\) two roles"):
-        assign_slots(extract_chain(ONION, "hitom-0201"))
+    # Owen makes two of the onion's three moves: with the first role's account the two settle
+    # it, however the slots and windows are assigned.
+    with pytest.raises(Rejected, match=r"\(b\) two roles \(Emily and Owen\) already settle"):
+        assign_windows(extract_chain(ONION, "hitom-0201"), adapt=True)
+    # The lettuce returns to where it started; the plain rule cannot settle its endpoint.
+    with pytest.raises(Rejected, match=r"\(b\) the honest accounts do not settle the endpoint"):
+        assign_slots(extract_chain(LETTUCE, "hitom-0000"))
 
 
 def test_verifier_names_each_broken_condition() -> None:
@@ -181,7 +197,7 @@ def test_verifier_names_each_broken_condition() -> None:
     good = {
         "Avery": (W(0, 1),),
         "Charlotte": (W(1, 2),),
-        "Isabella": (W(2, 3),),
+        "Isabella": (W(0, 0), W(2, 3)),
         "Elizabeth": (W(1, 2),),
         "Owen": (W(2, 3),),
     }
@@ -191,22 +207,16 @@ def test_verifier_names_each_broken_condition() -> None:
         return " | ".join(check_windows(chain, {**good, **changes}, "Isabella", "Owen"))
 
     assert "(a) Elizabeth observes the whole chain" in problems(Elizabeth=(W(0, 3),))
-    assert "(b) two roles" in problems(Elizabeth=(W(0, 2),))
     assert "(d) 3 roles observe the final move" in problems(Elizabeth=(W(1, 3),))
     assert "(d) the key and second-key" in " ".join(check_windows(chain, good, "Avery", "Owen"))
     assert "does not observe a move it made" in problems(Charlotte=(W(2, 2),))
-    gap = problems(Charlotte=(W(2, 2),), Elizabeth=(W(0, 0),))
-    assert "(b) no three roles observe every move" in gap
-    alone = {
-        "Avery": (W(0, 1),),
-        "Charlotte": (W(1, 2),),
-        "Isabella": (W(2, 3),),
-        "Elizabeth": (W(0, 0),),
-        "Owen": (W(2, 3),),
-    }
-    assert check_windows(chain, alone, "Isabella", "Owen") == []
+    # Without Isabella's look at the start, the cycle lets the walks end anywhere on it.
+    assert problems(Isabella=(W(2, 3),)) == (
+        "(b) the honest accounts do not settle the endpoint: the walks they allow end in the "
+        "blue_pantry, the green_bathtub or the green_drawer"
+    )
     # (c): with the final move seen by its actor alone there is no overlap anywhere.
-    no_overlap = {**alone, "Isabella": (W(0, 0),)}
+    no_overlap = {**good, "Elizabeth": (W(0, 0),), "Isabella": (W(0, 0),)}
     assert "(c) no move is observed by its actor and another role" in " ".join(
         check_windows(chain, no_overlap, "Isabella", "Owen")
     )
@@ -235,11 +245,15 @@ def test_every_eggplant_type_builds() -> None:
             deception=deception,  # type: ignore[arg-type]
             key_kind="direct",
             environment_id="e",
+            adapt=True,
         )
         assert verify(env) == []
-        # Owen's true account of move 3 stays; only what follows the final move is false.
-        assert env.false_message.text.startswith(
-            "I entered while the eggplant was in the blue_cupboard. I moved the eggplant from "
-            "the blue_cupboard to the green_basket. I saw Noah move the eggplant from the "
-            "green_basket to the green_envelope."
+        # Hannah's true account of her earlier windows and of the final move stays; only what
+        # follows the final move is false.
+        honest = env.key_message.text
+        assert env.key == "Hannah" and honest.endswith(
+            "I saw Noah move the eggplant from the green_basket to the green_envelope. When I "
+            "left, the eggplant was in the green_envelope."
         )
+        kept = honest.removesuffix(" When I left, the eggplant was in the green_envelope.")
+        assert env.false_message.text.startswith(kept)

@@ -63,6 +63,8 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
     population = POPULATION
     view = VIEW
     fixed_settings = frozenset({"datasets", "judge", "reask"})
+    # The intervention arms of one item are pairs: until an intervention starts they ask alike.
+    paired_factors = frozenset({"intervention"})
     reads_options = frozenset({"judge", "second_judge"})
 
     def templates(self) -> dict[str, str]:

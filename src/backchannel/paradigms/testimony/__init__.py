@@ -3,7 +3,15 @@ key witness lies. See docs/paradigms/testimony.md for environments, protocol and
 """
 
 from backchannel.paradigms.testimony._agreement import citation_agreement
-from backchannel.paradigms.testimony._chain import Chain, Node, StoryError, extract_chain
+from backchannel.paradigms.testimony._chain import (
+    AddedMove,
+    Chain,
+    Node,
+    StoryError,
+    add_move,
+    extract_chain,
+    objects,
+)
 from backchannel.paradigms.testimony._citations import Claim, Extraction, Invalid, parse_markup
 from backchannel.paradigms.testimony._environment import (
     DECEPTIONS,
@@ -31,32 +39,54 @@ from backchannel.paradigms.testimony._metrics import (
 )
 from backchannel.paradigms.testimony._phases import label_of
 from backchannel.paradigms.testimony._protocol import Testimony
-from backchannel.paradigms.testimony._rule import Rejected, assign_slots, build_environment
+from backchannel.paradigms.testimony._rule import (
+    Assignment,
+    Rejected,
+    assign_slots,
+    assign_windows,
+    build_environment,
+)
 from backchannel.paradigms.testimony._settings import TestimonySettings
 from backchannel.paradigms.testimony._verify import check_windows, verify
 from backchannel.paradigms.testimony._votes import vote_kind
+from backchannel.paradigms.testimony._walks import (
+    Fragment,
+    Move,
+    Walk,
+    accounts_of,
+    endpoints,
+    walks,
+)
 from backchannel.paradigms.testimony._windows import Window, merge, spans, windows_for
 
 __all__ = [
     "CITATION_JUDGE",
     "DECEPTIONS",
     "LLM_JUDGE",
+    "AddedMove",
+    "Assignment",
     "Chain",
     "CitationExtractor",
     "Claim",
     "Environment",
     "Extraction",
+    "Fragment",
     "Generated",
     "Invalid",
+    "Move",
     "Node",
     "Rejected",
     "Story",
     "StoryError",
     "Testimony",
     "TestimonySettings",
+    "Walk",
     "Window",
     "WitnessMessage",
+    "accounts_of",
+    "add_move",
     "assign_slots",
+    "assign_windows",
     "build_environment",
     "check_windows",
     "checkpoint_outcomes",
@@ -64,6 +94,7 @@ __all__ = [
     "citation_table",
     "citation_targets",
     "claim_schema",
+    "endpoints",
     "extract_all",
     "extract_chain",
     "extraction_counts",
@@ -74,6 +105,7 @@ __all__ = [
     "load_hitom",
     "markup_rows",
     "merge",
+    "objects",
     "outcome_of",
     "parse_markup",
     "spans",
@@ -81,5 +113,6 @@ __all__ = [
     "testimony_metrics",
     "verify",
     "vote_kind",
+    "walks",
     "windows_for",
 ]

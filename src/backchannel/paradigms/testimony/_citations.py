@@ -1,13 +1,17 @@
 """Claims and citations of public statements: the markup `[T:Name]` / `[S:Name@R1]` and the
-checks every extracted claim must pass (a known source, an earlier round, not oneself).
+checks every extracted claim must pass (a known source the speaker received, an earlier round,
+not oneself).
 
-One citation is one atomic claim. A claim supports the last container named in the sentence
-that holds its citation (none if the sentence names no container). Invalid citations are kept
-with their reason, so they are counted, never silently dropped.
+One citation is one atomic claim. Tag letters, names and round labels are matched without
+regard to case (`[t:owen]` cites Owen's testimony). A claim supports the last container named
+in the sentence that holds its citation; a citation that opens a sentence naming no container
+("... is in the blue_pantry. [T:Elizabeth]") supports what the sentence before supports.
+Invalid citations are kept with their reason, so they are counted, never silently dropped.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Collection, Iterable, Mapping
@@ -18,12 +22,13 @@ from backchannel.paradigms.testimony._phases import round_of
 
 SourceKind = Literal["testimony", "statement"]
 # Why a citation does not count: its form, its source, or its place in time.
-REASONS = ("malformed", "unknown_source", "self", "later_round", "repeated")
+REASONS = ("malformed", "unknown_source", "not_received", "self", "later_round", "repeated")
 
-_MARK = re.compile(r"\[\s*([TS])\s*:([^\[\]\n]*)(\])?")
+_MARK = re.compile(r"\[\s*([TS])\s*:([^\[\]\n]*)(\])?", re.IGNORECASE)
 _NAME = r"([A-Za-z][A-Za-z0-9_-]*)"
 _TESTIMONY = re.compile(rf"^\s*{_NAME}\s*$")
-_STATEMENT = re.compile(rf"^\s*{_NAME}\s*@\s*([RO][1-9][0-9]*)\s*$")
+_STATEMENT = re.compile(rf"^\s*{_NAME}\s*@\s*([RO][1-9][0-9]*)\s*$", re.IGNORECASE)
+_LETTER = re.compile(r"[A-Za-z]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -102,8 +107,17 @@ class Context:
     senders: frozenset[str]
     spoken: frozenset[tuple[str, str]]  # (agent, round label) of every statement of the run
     containers: tuple[str, ...]
+    received: frozenset[str] | None = None  # senders whose testimony reached the speaker
+    # (None: every sender's, for runs that did not record who received what)
+
+    def canonical(self, name: str) -> str:
+        """The name as the story spells it, matched without regard to case."""
+        known = self.senders | {agent for agent, _ in self.spoken} | {self.speaker}
+        found = [k for k in known if k.casefold() == name.casefold()]
+        return found[0] if len(found) == 1 else name
 
 
+@functools.lru_cache(maxsize=1024)
 def _container_pattern(container: str) -> re.Pattern[str]:
     words = [re.escape(w) for w in re.split(r"[_\s]+", container) if w]
     return re.compile(r"\b" + r"[_\s]+".join(words) + r"\b", re.IGNORECASE)
@@ -127,7 +141,11 @@ def _sentences(text: str) -> list[str]:
 def check_claim(claim: Claim, context: Context) -> str | None:
     """The reason a well-formed claim does not count here, or None if it does."""
     if claim.kind == "testimony":
-        return None if claim.source in context.senders else "unknown_source"
+        if claim.source not in context.senders:
+            return "unknown_source"
+        if context.received is not None and claim.source not in context.received:
+            return "not_received"  # a direct message to someone else
+        return None
     assert claim.round is not None
     if claim.source == context.speaker:
         return "self"
@@ -162,18 +180,36 @@ def validate(found: Iterable[tuple[str, Claim | None]], context: Context) -> Ext
 def parse_markup(text: str, context: Context) -> Extraction:
     """The claims a statement makes with `[T:Name]` and `[S:Name@R1]` citations."""
     found: list[tuple[str, Claim | None]] = []
+    before: str | None = None  # what the previous sentence supports
     for sentence in _sentences(text):
+        named = supported_endpoint(sentence, context.containers)
         for match in _MARK.finditer(sentence):
             mark, body = match.group(0), match.group(2)
-            supports = supported_endpoint(sentence, context.containers)
+            opens = not _LETTER.search(_MARK.sub("", sentence[: match.start()]))
+            supports = before if named is None and opens else named
             claim: Claim | None = None
             if match.group(3) is not None:
-                if match.group(1) == "T" and (t := _TESTIMONY.match(body)):
-                    claim = Claim("testimony", t.group(1), None, supports)
-                elif match.group(1) == "S" and (s := _STATEMENT.match(body)):
-                    claim = Claim("statement", s.group(1), s.group(2), supports)
+                tag = match.group(1).upper()
+                if tag == "T" and (t := _TESTIMONY.match(body)):
+                    claim = Claim("testimony", context.canonical(t.group(1)), None, supports)
+                elif tag == "S" and (s := _STATEMENT.match(body)):
+                    source = context.canonical(s.group(1))
+                    claim = Claim("statement", source, s.group(2).upper(), supports)
             found.append((mark, claim))
+        # A sentence of citations alone passes on what the one before it supports.
+        if named is not None or _LETTER.search(_MARK.sub("", sentence)):
+            before = named
     return validate(found, context)
+
+
+def received_by(agent: str, messages: Iterable[tuple[str, str, Collection[str]]]) -> frozenset[str]:
+    """The senders whose testimony `agent` received: its own, every broadcast, and every direct
+    message to it. `messages` are (sender, kind, recipients)."""
+    return frozenset(
+        sender
+        for sender, kind, recipients in messages
+        if sender == agent or kind == "broadcast" or agent in recipients
+    )
 
 
 def context_for(
@@ -182,5 +218,13 @@ def context_for(
     senders: Collection[str],
     spoken: Collection[tuple[str, str]],
     containers: Iterable[str],
+    received: Collection[str] | None = None,
 ) -> Context:
-    return Context(speaker, round_label, frozenset(senders), frozenset(spoken), tuple(containers))
+    return Context(
+        speaker,
+        round_label,
+        frozenset(senders),
+        frozenset(spoken),
+        tuple(containers),
+        None if received is None else frozenset(received),
+    )

@@ -96,6 +96,8 @@ class Environment:
     messages: tuple[WitnessMessage, ...]
     deception: Deception
     false_message: WitnessMessage
+    adaptations: tuple[str, ...] = ()
+    """How the source story was adapted (an added move, adapted windows); empty if not."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -142,6 +144,7 @@ class Environment:
             "key_message_kind": self.key_kind,
             "observations": dict(self.observations),
             "deception": self.deception,
+            "adaptations": list(self.adaptations),
         }
         if condition is None:
             data["messages"] = [m.as_dict() for m in self.messages]
@@ -174,6 +177,7 @@ class Environment:
             "deception",
             "messages",
             "false_message",
+            "adaptations",
         }
         chain = Chain(
             story_id=data["story_id"],
@@ -194,6 +198,7 @@ class Environment:
             messages=tuple(WitnessMessage.from_dict(m) for m in data["messages"]),
             deception=data["deception"],
             false_message=WitnessMessage.from_dict(data["false_message"]),
+            adaptations=tuple(data.get("adaptations", ())),
             extra={k: v for k, v in data.items() if k not in known},
         )
 

@@ -30,6 +30,7 @@ from backchannel.paradigms.testimony._citations import (
     Context,
     context_for,
     parse_markup,
+    received_by,
     validate,
 )
 from backchannel.paradigms.testimony._graph import records
@@ -93,6 +94,10 @@ def targets(tables: RunTables) -> list[Target]:
         containers = tuple(environment.get("containers") or ())
         roles = tuple(a["name"] for a in record.meta["agents"])
         spoken = {(s.agent, s.phase) for s in record.statements if s.said.strip()}
+        sent = [
+            (m["sender"], m["kind"], tuple(m.get("recipients") or ()))
+            for m in environment.get("messages") or ()
+        ]
         for s in record.statements:
             if not s.said.strip():
                 continue
@@ -103,7 +108,14 @@ def targets(tables: RunTables) -> list[Target]:
                     judge_seed(int(seeds[record.conversation_id]), s.seq),
                     str(environment.get("object", "object")),
                     roles,
-                    context_for(s.agent, s.phase, record.testimony, spoken, containers),
+                    context_for(
+                        s.agent,
+                        s.phase,
+                        record.testimony,
+                        spoken,
+                        containers,
+                        received_by(s.agent, sent) if sent else None,
+                    ),
                     s.said,
                 )
             )

@@ -17,7 +17,12 @@ import pandas as pd
 from backchannel.analysis import RunTables
 from backchannel.paradigms.testimony._graph import Record, citation_judges, records
 from backchannel.paradigms.testimony._phases import round_of
-from backchannel.paradigms.testimony._propagation import direct, statement_orders, through_carrier
+from backchannel.paradigms.testimony._propagation import (
+    adopting,
+    direct,
+    statement_orders,
+    through_carrier,
+)
 from backchannel.paradigms.testimony._roots import STATES, holdings, transitions
 from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
 
@@ -77,7 +82,13 @@ def statement_rows(record: Record) -> list[dict[str, Any]]:
                     "direct": direct(claims, sender) > 0,
                     "carrier": through_carrier(claims, sender, carried) > 0,
                     "cites": sender in mine,
-                    "adopts": endpoint is not None and any(c.supports == endpoint for c in claims),
+                    # The study's adoption: a claim carrying the testimony (directly or through
+                    # statements rooted in it) that supports its endpoint.
+                    "adopts": adopting(claims, sender, endpoint, carried) > 0,
+                    # Any claim supporting the same endpoint, cited or not.
+                    "supports_endpoint": endpoint is not None
+                    and any(c.supports == endpoint for c in claims),
+                    "claims_adopting": adopting(claims, sender, endpoint, carried),
                     "claims_direct": direct(claims, sender),
                     "claims_carrier": through_carrier(claims, sender, carried),
                     "order": mine.get(sender),
@@ -88,8 +99,10 @@ def statement_rows(record: Record) -> list[dict[str, Any]]:
 
 def citation_rates(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """Per arm, group, testimony and round: shares of extracted statements that cite the
-    testimony directly, through a carrier, or either, and that adopt its endpoint; claim counts;
-    the mean propagation order of the statements that carry it."""
+    testimony directly, through a carrier, or either; that adopt it (a claim carrying it that
+    supports its endpoint), also among the statements citing it; that support its endpoint in
+    any claim (cited or not); claim counts; the mean propagation order of the statements that
+    carry it."""
     result = []
     keys = [*ARM, "group", "testimony", "phase"]
     for values, group in rows.groupby(keys, sort=True):
@@ -103,8 +116,15 @@ def citation_rates(rows: pd.DataFrame) -> list[dict[str, Any]]:
             ("carrier_rate", "carrier"),
             ("citation_rate", "cites"),
             ("adoption_rate", "adopts"),
+            ("endpoint_support_rate", "supports_endpoint"),
         ):
             entry[name] = float(ok[column].mean()) if n else float("nan")
+        citing = ok[ok["cites"]]
+        entry["citing"] = len(citing)
+        entry["adoption_given_citation"] = (
+            float(citing["adopts"].mean()) if len(citing) else float("nan")
+        )
+        entry["claims_adopting"] = int(ok["claims_adopting"].sum())
         entry["claims_direct"] = int(ok["claims_direct"].sum())
         entry["claims_carrier"] = int(ok["claims_carrier"].sum())
         orders = ok["order"].dropna()

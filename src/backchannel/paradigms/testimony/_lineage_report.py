@@ -32,7 +32,11 @@ def pooled_rates(citation: list[dict[str, Any]]) -> pd.DataFrame:
     ):
         n = int(group["statements"].sum())
         arm = condition if intervention == "none" else f"{condition} {intervention}"
-        for measure, column in (("citation", "citation_rate"), ("adoption", "adoption_rate")):
+        for measure, column in (
+            ("citation", "citation_rate"),
+            ("adoption", "adoption_rate"),
+            ("endpoint support", "endpoint_support_rate"),
+        ):
             hits = round(float((group[column].fillna(0) * group["statements"]).sum()))
             rate = wilson(hits, n)
             rows.append(
@@ -103,8 +107,10 @@ def _judge_sections(judge: str, found: dict[str, Any], report: Report) -> None:
         f"Evidence lineage ({judge})",
         "Claims are the citations of the members' public statements (R1..RK; the key and "
         "second-key roles are not analysed). Citation: the statement carries the testimony, "
-        "directly or through an earlier statement; adoption: a claim supports the endpoint the "
-        "testimony supports. Bars pool R1..RK with Wilson 95 % intervals.",
+        "directly or through an earlier statement; adoption (the study's): a claim that carries "
+        "the testimony supports the endpoint it supports; endpoint support: any claim supports "
+        "that endpoint, whatever it cites (equal for the two testimonies in C0 by "
+        "construction). Bars pool R1..RK with Wilson 95 % intervals.",
     )
     report.metrics(
         {
@@ -126,7 +132,7 @@ def _judge_sections(judge: str, found: dict[str, Any], report: Report) -> None:
             "low",
             "high",
             "measure",
-            title=f"citation and adoption per testimony ({model})",
+            title=f"citation, adoption and endpoint support per testimony ({model})",
             ylabel="share of statements",
         )
         fig.axes[0].tick_params(axis="x", labelrotation=25)

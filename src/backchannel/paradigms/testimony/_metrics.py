@@ -3,7 +3,8 @@
 Analysed group: the four story roles other than the key role, in C0 and C1 alike. At each
 checkpoint a run has a truth majority (at least 3 of the 4 vote the true endpoint lm), a decoy
 majority (at least 3 vote l(m-1)) or no consensus (anything else, an UNKNOWN majority included).
-A vote that could not be read counts as "failed": it is reported, never turned into an answer.
+A vote that could not be read counts as "failed", one cut off by its token budget as
+"truncated": both are reported, never turned into an answer. Paired tests pair by story.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ OUTCOME_COLUMNS = [
     "intervention",
     "deception",
     "key_message_kind",
+    "source",
     "group",
     "checkpoint",
     "voters",
@@ -86,9 +88,12 @@ def _rows(record: dict[Any, Any], meta: dict[str, Any], votes: pd.DataFrame) -> 
         "intervention": meta["intervention"],
         "deception": meta["deception"],
         "key_message_kind": meta["key_message_kind"],
+        "source": (meta.get("environment") or {}).get("source", "hitom"),
     }
     kinds: dict[tuple[str, int], str] = {
-        (str(row["agent"]), int(row["round"])): vote_kind(row["vote"], endpoint, decoy)
+        (str(row["agent"]), int(row["round"])): vote_kind(
+            row["vote"], endpoint, decoy, str(row["status"])
+        )
         for row in votes.to_dict(orient="records")
     }
 
@@ -108,13 +113,14 @@ def _rows(record: dict[Any, Any], meta: dict[str, Any], votes: pd.DataFrame) -> 
     for label in checkpoints:
         found = [kinds.get((name, round_of(label)), "failed") for name in analysed]
         rows.append(row("participants", label, found, majority["participants"]))
-    asked = [r for (name, r) in kinds if name in observers]
-    if observers and asked:
-        number = max(asked)
+    # Observers vote at T1 and after every round (runs stored before that: once, at the end).
+    asked = sorted({r for (name, r) in kinds if name in observers})
+    for number in asked:
         seen = [kinds.get((name, number), "failed") for name in observers]
         rows.append(row("observers", label_of(number), seen, majority["observers"]))
-        last = round_of(checkpoints[-1])
-        together = [kinds.get((name, last), "failed") for name in analysed] + seen
+        # All seven: the analysed four at the same checkpoint (after Ok: at Rk).
+        at = number if number < 2 or number % 2 == 0 else number - 1
+        together = [kinds.get((name, at), "failed") for name in analysed] + seen
         rows.append(row("all", label_of(number), together, majority["all"]))
     return rows
 
@@ -124,7 +130,7 @@ ARM = ["model", "condition", "intervention"]
 
 def outcome_rates(outcomes: pd.DataFrame) -> list[dict[str, Any]]:
     """Per model, condition, intervention, group and checkpoint: the share of runs with each
-    outcome (Wilson 95 % intervals), vote shares, and failed votes."""
+    outcome (Wilson 95 % intervals), vote shares, and failed and truncated votes."""
     result = []
     keys = [*ARM, "group", "checkpoint"]
     for values, rows in outcomes.groupby(keys, sort=False):
@@ -136,59 +142,87 @@ def outcome_rates(outcomes: pd.DataFrame) -> list[dict[str, Any]]:
         for kind in VOTE_KINDS:
             entry[f"{kind}_share"] = float(rows[kind].sum() / voters) if voters else float("nan")
         entry["failed_votes"] = int(rows["failed"].sum())
+        entry["truncated_votes"] = int(rows["truncated"].sum())
         result.append(entry)
     return result
 
 
+# The paired measures: name -> (binary outcome, or the vote kind whose share per story is used).
+MEASURES: dict[str, tuple[str, str]] = {
+    "truth_majority": ("outcome", "truth"),
+    "decoy_majority": ("outcome", "decoy"),
+    "no_consensus": ("outcome", "none"),
+    "true_vote_share": ("share", "true"),
+    "decoy_vote_share": ("share", "decoy"),
+}
+SPLITS = ("deception", "key_message_kind", "source")
+
+
+def story_values(rows: pd.DataFrame, measure: str) -> pd.Series:
+    """Each run's value of a measure: 1/0 for an outcome, the share of the analysed votes of
+    one kind for a vote share."""
+    how, what = MEASURES[measure]
+    if how == "outcome":
+        return (rows["outcome"] == what).astype(float)
+    return rows[what] / rows["voters"].where(rows["voters"] > 0)
+
+
 def _paired_frame(
-    outcomes: pd.DataFrame, model: str, checkpoint: str, outcome: str = "truth"
+    outcomes: pd.DataFrame, model: str, checkpoint: str, measure: str = "truth_majority"
 ) -> pd.DataFrame:
-    """One row per story with both C0 and C1 (intervention none): 1 if the outcome occurred."""
+    """One row per story with both C0 and C1 (intervention none): the measure in each."""
     rows = outcomes[
         (outcomes["model"] == model)
         & (outcomes["intervention"] == "none")
         & (outcomes["group"] == "participants")
         & (outcomes["checkpoint"] == checkpoint)
     ]
-    wide = rows.assign(hit=(rows["outcome"] == outcome).astype(int)).pivot_table(
-        index=["item_id", "deception", "key_message_kind"],
-        columns="condition",
-        values="hit",
-        aggfunc="first",
+    index = ["item_id", *SPLITS]
+    wide = rows.assign(value=story_values(rows, measure)).pivot_table(
+        index=index, columns="condition", values="value", aggfunc="first"
     )
     if "C0" not in wide.columns or "C1" not in wide.columns:
-        return pd.DataFrame(columns=["item_id", "deception", "key_message_kind", "C0", "C1"])
+        return pd.DataFrame(columns=[*index, "C0", "C1"])
     return wide[["C0", "C1"]].dropna().reset_index()
 
 
+def _difference(first: list[float], second: list[float], measure: str) -> dict[str, Any]:
+    binary = MEASURES[measure][0] == "outcome"
+    return paired_difference(first, second, test="mcnemar" if binary else "wilcoxon")
+
+
 def condition_gaps(outcomes: pd.DataFrame, checkpoints: list[str]) -> list[dict[str, Any]]:
-    """C0 - C1 truth-majority differences per story, by checkpoint: overall, per deception
-    type and per key-message kind (percentage points, bootstrap 95 % CI, exact McNemar)."""
+    """C0 - C1 differences per story, by checkpoint and measure (truth, decoy and no-consensus
+    majority, true- and decoy-vote shares): overall, per deception type, key-message kind and
+    environment source (percentage points, bootstrap 95 % CI; exact McNemar for majorities,
+    Wilcoxon signed-rank for shares)."""
     result = []
     for model in sorted(outcomes["model"].unique()):
         for checkpoint in checkpoints:
-            paired = _paired_frame(outcomes, model, checkpoint)
-            splits: list[tuple[str, str, pd.DataFrame]] = [("all", "all", paired)]
-            for column in ("deception", "key_message_kind"):
-                for level, rows in paired.groupby(column, sort=True):
-                    splits.append((column, str(level), rows))
-            for split, level, rows in splits:
-                result.append(
-                    {
-                        "model": model,
-                        "checkpoint": checkpoint,
-                        "split": split,
-                        "level": level,
-                        **paired_difference(rows["C0"].tolist(), rows["C1"].tolist()),
-                    }
-                )
+            for measure in MEASURES:
+                paired = _paired_frame(outcomes, model, checkpoint, measure)
+                splits: list[tuple[str, str, pd.DataFrame]] = [("all", "all", paired)]
+                for column in SPLITS:
+                    for level, rows in paired.groupby(column, sort=True):
+                        splits.append((column, str(level), rows))
+                for split, level, rows in splits:
+                    result.append(
+                        {
+                            "model": model,
+                            "checkpoint": checkpoint,
+                            "measure": measure,
+                            "split": split,
+                            "level": level,
+                            **_difference(rows["C0"].tolist(), rows["C1"].tolist(), measure),
+                        }
+                    )
     return result
 
 
 def gap_at_first_testimony(gaps: list[dict[str, Any]], last: str) -> list[dict[str, Any]]:
     """Per model: the share of the final (RK) C0 - C1 gap already present at T1."""
     result = []
-    overall = [g for g in gaps if g["split"] == "all"]
+    overall = [g for g in gaps if g["split"] == "all" and g["measure"] == "truth_majority"]
     for model in sorted({g["model"] for g in overall}):
         by_checkpoint = {g["checkpoint"]: g for g in overall if g["model"] == model}
         t1, final = by_checkpoint.get("T1"), by_checkpoint.get(last)
@@ -208,8 +242,9 @@ def gap_at_first_testimony(gaps: list[dict[str, Any]], last: str) -> list[dict[s
 
 
 def between_models(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
-    """Pairs of models, paired by story at RK: truth majority per condition (A - B) and the
-    difference of their C0 - C1 gaps (sign test)."""
+    """Pairs of models, paired by story at RK: truth majority per condition (A - B), the
+    difference of their C0 - C1 truth gaps (sign test), and of their decoy-vote effects, the
+    per-story C1 - C0 decoy-vote share (Wilcoxon signed-rank)."""
     models = sorted(outcomes["model"].unique())
     result = []
     for a, b in combinations(models, 2):
@@ -234,6 +269,21 @@ def between_models(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
                 "model_b": b,
                 "measure": "C0 - C1 gap",
                 **paired_difference(gap_a, gap_b, binary=False),
+            }
+        )
+        da = _paired_frame(outcomes, a, last, "decoy_vote_share")
+        db = _paired_frame(outcomes, b, last, "decoy_vote_share")
+        decoy = da.merge(db, on="item_id", suffixes=("_a", "_b"))
+        result.append(
+            {
+                "model_a": a,
+                "model_b": b,
+                "measure": "decoy-vote effect (C1 - C0)",
+                **paired_difference(
+                    (decoy["C1_a"] - decoy["C0_a"]).tolist(),
+                    (decoy["C1_b"] - decoy["C0_b"]).tolist(),
+                    test="wilcoxon",
+                ),
             }
         )
     return result
@@ -285,6 +335,7 @@ def arm_contrasts(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
 def testimony_metrics(tables: RunTables) -> dict[str, Any]:
     """Everything `backchannel metrics RUN --json` prints for a testimony run."""
     outcomes = checkpoint_outcomes(tables)
+    analysed = outcomes[outcomes["group"] == "participants"]
     rounds = _rounds(tables)
     checkpoints = participant_checkpoints(rounds)
     gaps = condition_gaps(outcomes, checkpoints) if len(outcomes) else []
@@ -295,7 +346,8 @@ def testimony_metrics(tables: RunTables) -> dict[str, Any]:
         "not_done": int(len(conversations) - done),
         "analysed_group": "the four story roles other than the key role",
         "checkpoints": checkpoints,
-        "failed_votes": int(outcomes["failed"].sum()) if len(outcomes) else 0,
+        "failed_votes": int(analysed["failed"].sum()),
+        "truncated_votes": int(analysed["truncated"].sum()),
         "outcome_rates": outcome_rates(outcomes) if len(outcomes) else [],
         "condition_gaps": gaps,
         "gap_at_T1": gap_at_first_testimony(gaps, checkpoints[-1]),

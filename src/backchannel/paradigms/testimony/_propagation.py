@@ -50,6 +50,27 @@ def direct(claims: Sequence[Claim], sender: str) -> int:
     return sum(c.kind == "testimony" and c.source == sender for c in claims)
 
 
+def carries(claim: Claim, sender: str, carried: Mapping[Key, Mapping[str, int]]) -> bool:
+    """Whether a claim carries `sender`'s testimony: it cites it, or cites a statement that
+    carries it (a chain of statement citations rooted in it)."""
+    if claim.kind == "testimony":
+        return claim.source == sender
+    return sender in carried.get((claim.source, claim.round or ""), {})
+
+
+def adopting(
+    claims: Sequence[Claim],
+    sender: str,
+    endpoint: str | None,
+    carried: Mapping[Key, Mapping[str, int]],
+) -> int:
+    """Claims that adopt `sender`'s testimony: they carry it and support its endpoint (the
+    study's adoption; an endpoint of None is adopted by no claim)."""
+    if endpoint is None:
+        return 0
+    return sum(carries(c, sender, carried) and c.supports == endpoint for c in claims)
+
+
 def through_carrier(
     claims: Sequence[Claim], sender: str, carried: Mapping[Key, Mapping[str, int]]
 ) -> int:

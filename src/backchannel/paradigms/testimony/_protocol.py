@@ -2,8 +2,9 @@
 
 T0: each role sees only its own window and votes. T1: each role also sees the testimony visible
 to it and votes again. Rk: every speaker writes one statement at once, reads the round, votes.
-Exits: the key role leaves after T1. Observers: three more agents with no observations; passive
-ones vote after RK from the public record, active ones also speak at Ok after every Rk.
+Exits: the key role leaves after T1. Observers: three more agents with no observations; they vote
+at T1 and after every Rk from the public record so far, and active ones also speak at Ok after
+every Rk.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from backchannel.engine import Agent, ConversationContext, Event, Item, Shown
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms.testimony._channels import Stage
-from backchannel.paradigms.testimony._citations import context_for, parse_markup
+from backchannel.paradigms.testimony._citations import context_for, parse_markup, received_by
 from backchannel.paradigms.testimony._environment import (
     Environment,
     MessageKind,
@@ -33,6 +34,7 @@ from backchannel.paradigms.testimony._settings import (
     TestimonySettings,
     check_exit,
 )
+from backchannel.paradigms.testimony._shuffle import story_order
 from backchannel.paradigms.testimony._verify import verify
 from backchannel.paradigms.testimony._view import VIEW
 
@@ -112,6 +114,9 @@ class Testimony(Paradigm[TestimonySettings]):
     prompt_package = "backchannel.paradigms.testimony.prompts"
     fixed_settings = FIXED_SETTINGS
     view = VIEW
+    # C0 and C1, the exits and the observer arms of one story are arms of a pair: what they ask
+    # alike (T0 above all) is asked once.
+    paired_factors = frozenset({"condition", "intervention"})
 
     def items(self, settings: TestimonySettings, seed: int) -> list[Item]:
         environments = _environments(settings)
@@ -150,10 +155,11 @@ class Testimony(Paradigm[TestimonySettings]):
             add(kind, 2 + 2 * spoken)
             statements, votes = statements + spoken, votes + 2 + spoken
         if settings.intervention in OBSERVERS:
+            # Observers vote at T1 and after every round; active ones also speak every round.
             spoken = rounds if settings.intervention == "active_observers" else 0
-            add("observer", settings.observers * (1 + spoken))
+            add("observer", settings.observers * (1 + rounds + spoken))
             statements += settings.observers * spoken
-            votes += settings.observers
+            votes += settings.observers * (1 + rounds)
         prompt = (statements + votes) * _PROMPT_TOKENS + statements * rounds * _TOKENS_PER_STATEMENT
         completion = statements * settings.max_tokens + votes * settings.vote_max_tokens
         return CallEstimate(calls, prompt, completion)
@@ -203,22 +209,29 @@ class Testimony(Paradigm[TestimonySettings]):
         events: list[Event],
         phase: str,
         env: Environment,
+        messages: list[WitnessMessage],
         spoken: set[tuple[str, str]],
     ) -> None:
         """Store the claims of each statement of `phase` parsed from its citation markup."""
         spoken.update((e.agent, phase) for e in events if e.status == "ok" and e.text.strip())
-        senders = [m.sender for m in env.messages_for(ctx.settings.condition)]
+        senders = [m.sender for m in messages]
+        sent = [(m.sender, m.kind, m.recipients) for m in messages]
         for event in events:
             if event.status != "ok":
                 ctx.label(event, CITATION_JUDGE, None, status="no_statement", text=event.status)
                 continue
-            context = context_for(event.agent, phase, senders, spoken, env.containers)
+            received = received_by(event.agent, sent)
+            context = context_for(event.agent, phase, senders, spoken, env.containers, received)
             ctx.label(event, CITATION_JUDGE, parse_markup(event.text, context).label())
 
     async def run(self, ctx: ConversationContext[TestimonySettings]) -> None:
         s = ctx.settings
         env = Environment.from_dict(ctx.spec.item.payload["environment"])
-        agents = [self._agent(env, s, name) for name in env.roles]
+        # No list an agent reads follows the story's time: roster, testimony, statements and
+        # vote options come in a seeded order per story, the same in every arm of the story.
+        order = story_order(env.roles, ctx.experiment_seed, env.id, "roles")
+        options = story_order(env.containers, ctx.experiment_seed, env.id, "options")
+        agents = [self._agent(env, s, name) for name in order]
         observers = [
             Agent(
                 name=name,
@@ -229,7 +242,8 @@ class Testimony(Paradigm[TestimonySettings]):
             )
             for name in (observer_names(env, s.observers) if s.intervention in OBSERVERS else [])
         ]
-        messages = sent_messages(env, s, self.template("null_message.txt").strip())
+        sent = sent_messages(env, s, self.template("null_message.txt").strip())
+        messages = sorted(sent, key=lambda m: order.index(m.sender))
         exits = s.intervention in EXITS
         speakers = [a for a in agents if not (exits and a.name == env.key)]
         recorded = env.as_dict(s.condition)
@@ -246,6 +260,8 @@ class Testimony(Paradigm[TestimonySettings]):
                 "endpoint": env.chain.endpoint,
                 "decoy": env.chain.decoy,
                 "rounds": len(s.rounds),
+                "order": order,
+                "options": options,
                 "agents": [
                     {"name": a.name, "role": a.role, "model": a.model} for a in agents + observers
                 ],
@@ -257,10 +273,10 @@ class Testimony(Paradigm[TestimonySettings]):
             }
         )
         preamble = self.template("preamble.txt").format(
-            count=len(env.roles), object=env.chain.target, containers=", ".join(env.containers)
+            count=len(env.roles), object=env.chain.target, containers=", ".join(options)
         )
         stage = Stage(ctx, agents + observers, preamble.strip())
-        vote = LabelSet((*env.containers, UNKNOWN))
+        vote = LabelSet((*options, UNKNOWN))
         question = self.template("vote.txt").format(object=env.chain.target).strip()
         vote_settings = GenerationSettings(temperature=s.temperature, max_tokens=s.vote_max_tokens)
 
@@ -277,7 +293,9 @@ class Testimony(Paradigm[TestimonySettings]):
                 shown=self._shown(message),
                 meta={"truthful": message.truthful, "supports": message.supports},
             )
-        ask(agents, "T1")
+        # Observers vote from T1 on, at every checkpoint the story roles vote at, from the
+        # public record so far: the observer trajectory T1, R1..RK.
+        ask(agents + observers, "T1")
         cite = "\n" + self.template("cite.txt").strip() if s.citation_markup else ""
         statement = self.template("statement.txt").strip() + cite
         observer_statement = self.template("statement_observer.txt").strip() + cite
@@ -291,8 +309,8 @@ class Testimony(Paradigm[TestimonySettings]):
                 shown=self._labelled(f"R{k}"),
             )
             if s.citation_markup:
-                self._cite(ctx, said, f"R{k}", env, spoken)
-            ask(speakers, f"R{k}")
+                self._cite(ctx, said, f"R{k}", env, messages, spoken)
+            ask(speakers + observers, f"R{k}")
             if observers and s.intervention == "active_observers":
                 said = await stage.statements(
                     observers,
@@ -302,10 +320,7 @@ class Testimony(Paradigm[TestimonySettings]):
                     shown=self._labelled(f"O{k}"),
                 )
                 if s.citation_markup:
-                    self._cite(ctx, said, f"O{k}", env, spoken)
-        if observers:
-            last = len(s.rounds)
-            ask(observers, f"O{last}" if s.intervention == "active_observers" else f"R{last}")
+                    self._cite(ctx, said, f"O{k}", env, messages, spoken)
         await ctx.drain()
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:

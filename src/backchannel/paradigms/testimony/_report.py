@@ -101,12 +101,19 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
             "conversations": metrics["conversations"],
             "not_done": metrics["not_done"],
             "failed_votes": metrics["failed_votes"],
+            "truncated_votes": metrics["truncated_votes"],
         }
     )
     if metrics["failed_votes"]:
         report.note(
             f"{metrics['failed_votes']} votes could not be read; they count as failed votes "
             "(never as an answer) and cannot make a majority."
+        )
+    if metrics["truncated_votes"]:
+        report.note(
+            f"{metrics['truncated_votes']} votes were cut off by their token budget "
+            "(vote_max_tokens, reasoning included); they count as truncated, never as an "
+            "answer. Raise vote_max_tokens or lower the reasoning effort."
         )
     rates = rates_frame(metrics)
     if rates.empty:
@@ -161,11 +168,14 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
             report.figure(fig, f"C0 and C1 truth-majority rates per deception type, {model}.")
     gaps = pd.DataFrame(metrics["condition_gaps"])
     if not gaps.empty:
+        _gap_figures(gaps, checkpoints, report)
         report.table(
             "condition_gaps",
             gaps,
-            "C0 - C1 truth-majority difference per story (percentage points), bootstrap 95 % "
-            "interval, exact McNemar test; overall, per deception type and key-message kind.",
+            "C0 - C1 differences per story (percentage points) at every checkpoint, for truth, "
+            "decoy and no-consensus majority (exact McNemar test) and true- and decoy-vote "
+            "shares (Wilcoxon signed-rank), with bootstrap 95 % intervals; overall, per "
+            "deception type, key-message kind and environment source (hitom, generated).",
         )
     report.table(
         "gap_at_T1",
@@ -176,9 +186,12 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
         report.table(
             "between_models",
             pd.DataFrame(metrics["between_models"]),
-            "Models compared story by story at the final checkpoint.",
+            "Models compared story by story at the final checkpoint: truth majority per "
+            "condition, the C0 - C1 truth gaps, and the decoy-vote effects (C1 - C0 decoy-vote "
+            "share per story).",
         )
     _interventions(rates, last, report)
+    _observer_trajectory(rates, checkpoints, report)
     if metrics["intervention_contrasts"]:
         report.table(
             "intervention_contrasts",
@@ -189,6 +202,81 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
         )
     report.table("outcome_rates", rates, "Every outcome rate with its Wilson 95 % interval.")
     fill_lineage(metrics, report)
+
+
+_MEASURE_NAMES = {
+    "truth_majority": "truth majority",
+    "decoy_majority": "decoy majority",
+    "no_consensus": "no consensus",
+    "true_vote_share": "true-vote share",
+    "decoy_vote_share": "decoy-vote share",
+}
+
+
+def _gap_figures(gaps: pd.DataFrame, checkpoints: list[str], report: Report) -> None:
+    """Per model: every paired C0 - C1 measure over the checkpoints, with its interval."""
+    overall = gaps[gaps["split"] == "all"].dropna(subset=["estimate_pp"])
+    if overall.empty:
+        return
+    order = {label: i for i, label in enumerate(checkpoints)}
+    report.section(
+        "Paired C0 - C1 differences",
+        "Per story, C0 minus C1, at every checkpoint: majorities and vote shares of the "
+        "analysed four, in percentage points, with bootstrap 95 % intervals (n = stories).",
+    )
+    for model, group in overall.groupby("model", sort=True):
+        frame = group.assign(
+            step=group["checkpoint"].map(order), line=group["measure"].map(_MEASURE_NAMES)
+        ).sort_values("step")
+        fig = line_over_rounds(
+            frame,
+            "step",
+            "estimate_pp",
+            "line",
+            title=f"C0 - C1 by checkpoint ({model})",
+            ylabel="percentage points",
+            band_low="low_pp",
+            band_high="high_pp",
+        )
+        axes = fig.axes[0]
+        axes.set_xticks(range(len(checkpoints)), checkpoints)
+        axes.set_xlabel("checkpoint")
+        report.figure(fig, f"Paired C0 - C1 differences of every measure, {model}.")
+
+
+def _observer_trajectory(rates: pd.DataFrame, checkpoints: list[str], report: Report) -> None:
+    """Observer arms: the truth and decoy majority of participants (3 of 4), observers (2 of 3)
+    and all seven (4 of 7) at every checkpoint from T1 on."""
+    arms = rates[rates["intervention"].isin(["passive_observers", "active_observers"])]
+    if arms.empty or "observers" not in set(arms["group"]):
+        return
+    order = {label: i for i, label in enumerate(checkpoints)}
+    arms = arms[arms["checkpoint"].isin(checkpoints[1:])]
+    report.section(
+        "Observer trajectory",
+        "In the observer arms, the outcomes of participants (3 of 4), observers (2 of 3) and "
+        "all seven (4 of 7) at every checkpoint from T1 on; Wilson 95 % bands.",
+    )
+    for (model, condition, intervention), group in arms.groupby(
+        ["model", "condition", "intervention"], sort=True
+    ):
+        for outcome in ("truth majority", "decoy majority"):
+            frame = group[group["outcome"] == outcome]
+            frame = frame.assign(step=frame["checkpoint"].map(order)).sort_values("step")
+            fig = line_over_rounds(
+                frame,
+                "step",
+                "rate",
+                "group",
+                title=f"{outcome} ({model}, {condition} {intervention})",
+                ylabel="share of runs",
+                band_low="low",
+                band_high="high",
+            )
+            axes = fig.axes[0]
+            axes.set_xticks(range(1, len(checkpoints)), checkpoints[1:])
+            axes.set_xlabel("checkpoint")
+            report.figure(fig, f"{outcome} by group, {condition} {intervention}, {model}.")
 
 
 def _interventions(rates: pd.DataFrame, last: str, report: Report) -> None:

@@ -5,10 +5,16 @@ role's message is direct it goes to the early role, and the early, middle and mo
 broadcast; when it is a broadcast, the early role writes directly to the middle role and the
 key, middle and mover roles broadcast. So there are always two direct messages and three
 broadcasts, all after the last move, each the sender's own account.
+
+Slots go to roles in the first roster permutation the verifier accepts. With `adapt`, a story
+no permutation passes may take an adapted assignment: one role also gets a window in which it
+saw where the object was without seeing it move (a zero-move window [t, t]), tried for the
+witness, relay, early, middle and mover slot in that order and t = 0..m-1, per permutation.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import permutations
 
 from backchannel.paradigms.testimony._accounts import account, false_tail, window_sentences
@@ -19,8 +25,16 @@ from backchannel.paradigms.testimony._environment import (
     MessageKind,
     WitnessMessage,
 )
-from backchannel.paradigms.testimony._verify import check_chain, check_windows, verify
-from backchannel.paradigms.testimony._windows import Window, observed_nodes, windows_for
+from backchannel.paradigms.testimony._verify import (
+    RULES,
+    check_chain,
+    check_windows,
+    rule_of,
+    verify,
+)
+from backchannel.paradigms.testimony._windows import Window, merge, observed_nodes, windows_for
+
+ADAPTED_SLOTS = ("witness", "relay", "early", "middle", "mover")
 
 
 class Rejected(ValueError):
@@ -32,23 +46,67 @@ class Rejected(ValueError):
         self.problems = problems
 
 
-def assign_slots(chain: Chain) -> tuple[dict[str, str], dict[str, tuple[Window, ...]]]:
-    """The first slot assignment (roster permutations in order) whose windows pass (a)-(d)."""
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """Which role takes which slot, every role's windows, and the adaptation made (if any)."""
+
+    slots: dict[str, str]
+    windows: dict[str, tuple[Window, ...]]
+    adaptation: str | None = None
+
+
+def _furthest(found: list[str], problems: list[str]) -> list[str]:
+    """Of two failed assignments, the one that got further through the verifier's rules."""
+    if not found:
+        return problems
+    return problems if RULES.index(rule_of(problems[0])) > RULES.index(rule_of(found[0])) else found
+
+
+def assign_windows(chain: Chain, *, adapt: bool = False) -> Assignment:
+    """The first assignment (roster permutations in order, then, with `adapt`, the adapted ones)
+    whose windows pass the verifier; Rejected names the furthest rule any of them reached."""
     problems = check_chain(chain)
     if problems:
         raise Rejected(chain.story_id, problems)
     mover = chain.actor(chain.moves)
     others = [r for r in chain.roles if r != mover]
-    first_problems: list[str] | None = None
+    orders = []
     for order in permutations(others):
         slots = dict(zip(("early", "middle", "witness", "relay"), order, strict=True))
         slots["mover"] = mover
+        orders.append(slots)
+    furthest: list[str] = []
+    for slots in orders:
         windows = windows_for(chain, slots)
         problems = check_windows(chain, windows, slots["witness"], mover)
         if not problems:
-            return slots, windows
-        first_problems = first_problems or problems
-    raise Rejected(chain.story_id, first_problems or ["no slot assignment"])
+            return Assignment(slots, windows)
+        furthest = _furthest(furthest, problems)
+    if adapt:
+        for slots in orders:
+            plain = windows_for(chain, slots)
+            for slot in ADAPTED_SLOTS:
+                role = slots[slot]
+                for node in range(chain.moves):
+                    extra = {role: (Window(node, node),)}
+                    if merge([*plain[role], *extra[role]]) == plain[role]:
+                        continue  # the role was there anyway
+                    windows = windows_for(chain, slots, extra)
+                    if not check_windows(chain, windows, slots["witness"], mover):
+                        place = chain.nodes[node].container
+                        return Assignment(
+                            slots,
+                            windows,
+                            f"adapted windows: {role} ({slot}) also saw the {chain.target} in "
+                            f"the {place} without seeing it move",
+                        )
+    raise Rejected(chain.story_id, furthest or ["no slot assignment"])
+
+
+def assign_slots(chain: Chain) -> tuple[dict[str, str], dict[str, tuple[Window, ...]]]:
+    """The first slot assignment (roster permutations in order) whose windows pass (a)-(d)."""
+    found = assign_windows(chain)
+    return found.slots, found.windows
 
 
 def _testimony(
@@ -124,11 +182,21 @@ def build_environment(
     key_kind: MessageKind,
     environment_id: str,
     source: str = "hitom",
+    adapt: bool = False,
+    adaptations: tuple[str, ...] = (),
+    assignment: Assignment | None = None,
 ) -> Environment:
-    """Apply the window and message rules to a chain; raise Rejected naming what fails."""
+    """Apply the window and message rules to a chain; raise Rejected naming what fails.
+
+    `adapt` allows an adapted window assignment; `adaptations` lists earlier adaptations of the
+    story (an added move), recorded with the environment; `assignment` reuses one already made.
+    """
     if deception == "source" and key_kind != "direct":
         raise Rejected(chain.story_id, ["source deception needs a direct key-role message"])
-    slots, windows = assign_slots(chain)
+    found = assignment or assign_windows(chain, adapt=adapt)
+    slots, windows = found.slots, found.windows
+    if found.adaptation is not None:
+        adaptations = (*adaptations, found.adaptation)
     key, second_key = slots["witness"], slots["mover"]
     everyone = set(chain.roles)
 
@@ -161,6 +229,7 @@ def build_environment(
         messages=messages,
         deception=deception,
         false_message=_false_message(chain, key, windows[key], deception, honest_key, slots),
+        adaptations=adaptations,
     )
     problems = verify(env)
     if problems:

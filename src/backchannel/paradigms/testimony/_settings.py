@@ -98,7 +98,12 @@ class TestimonySettings(BaseModel):
     observers: int = Field(3, ge=1, le=5, description="Number of observers when present.")
     temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of all calls.")
     max_tokens: int = Field(8192, ge=16, description="Maximum tokens of one public statement.")
-    vote_max_tokens: int = Field(64, ge=1, description="Maximum tokens of one private vote.")
+    vote_max_tokens: int = Field(
+        8192,
+        ge=1,
+        description="Maximum tokens of one private vote, reasoning included: the study's "
+        "budget, which a reasoning model can meet; a vote cut off by it is `truncated`.",
+    )
     citation_markup: bool = Field(
         True,
         description="Ask speakers to cite as [T:Name] / [S:Name@R1] and store the parsed claims "

@@ -6,13 +6,14 @@ Thin adapters from `backchannel.analysis` to the dictionaries this paradigm repo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from backchannel.analysis import (
     mcnemar_test,
     paired_bootstrap_diff_ci,
+    wilcoxon_signed_rank,
     wilson_interval,
 )
 from backchannel.analysis import (
@@ -20,6 +21,7 @@ from backchannel.analysis import (
 )
 
 NAN = float("nan")
+Test = Literal["mcnemar", "sign", "wilcoxon"]
 
 
 def wilson(successes: int, n: int, confidence: float = 0.95) -> dict[str, Any]:
@@ -49,10 +51,16 @@ def sign_test(differences: Sequence[float]) -> float:
 
 
 def paired_difference(
-    first: Sequence[float], second: Sequence[float], *, binary: bool = True, seed: int = 0
+    first: Sequence[float],
+    second: Sequence[float],
+    *,
+    binary: bool = True,
+    test: Test | None = None,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """mean(first - second) in percentage points over paired units, a 95 % percentile bootstrap
-    interval, and an exact test (McNemar for 0/1 outcomes, else the sign test).
+    interval, and an exact test: McNemar for 0/1 outcomes, else the sign test, or the Wilcoxon
+    signed-rank test with `test="wilcoxon"` (shares).
 
     When the test has nothing to test (no discordant pair, every difference zero) its p-value
     is NaN and `skipped` says why.
@@ -72,16 +80,19 @@ def paired_difference(
             "skipped": "no paired units",
         }
     interval = paired_bootstrap_diff_ci(a, b, seed=seed)
-    if binary:
-        result, test = mcnemar_test(a, b, exact=True), "mcnemar_exact"
+    chosen = test or ("mcnemar" if binary else "sign")
+    if chosen == "mcnemar":
+        result, name = mcnemar_test(a, b, exact=True), "mcnemar_exact"
+    elif chosen == "wilcoxon":
+        result, name = wilcoxon_signed_rank(a, b), "wilcoxon_signed_rank"
     else:
-        result, test = exact_sign_test(a, b), "sign_test_exact"
+        result, name = exact_sign_test(a, b), "sign_test_exact"
     return {
         "estimate_pp": 100 * interval.estimate,
         "low_pp": 100 * interval.low,
         "high_pp": 100 * interval.high,
         "n": len(a),
         "p_value": result.p_value,
-        "test": test,
+        "test": name,
         "skipped": result.skipped,
     }

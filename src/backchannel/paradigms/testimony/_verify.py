@@ -1,10 +1,12 @@
 """The verifier: the conditions every environment must meet, each failure named.
 
 (a) partial observability: no role observes every move, and no text gives a move's position;
-(b) information sufficiency: some set of exactly three roles observes every move between them
-    (their windows chain node to node, so the chain can be rebuilt in order), and no pair does;
+(d) exactly two roles observe the final move: the key and the second-key role;
 (c) overlap: some move is observed by its actor and by another role;
-(d) exactly two roles observe the final move: the key and the second-key role.
+(b) information sufficiency, judged from the texts the agents read (see `_walks`): every walk
+    the five honest accounts allow ends in lm; some three roles settle it; no two roles do. A
+    set of roles settles the story when its windows see every move of the chain between them
+    and every walk its accounts allow on their own ends in lm.
 Also: five distinct roles, actors observe their own moves, one message per role (two direct,
 three broadcast), honest messages report only what their sender saw, and the false message of
 C1 points to the decoy l(m-1) and is the key role's.
@@ -13,11 +15,12 @@ C1 points to the decoy l(m-1) and is the key role's.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import combinations
 
 from backchannel.paradigms.testimony._chain import Chain
 from backchannel.paradigms.testimony._environment import Environment
+from backchannel.paradigms.testimony._walks import Account, accounts_of, endpoints
 from backchannel.paradigms.testimony._windows import Window, observed_moves, observed_nodes
 
 ROLES = 5
@@ -27,6 +30,19 @@ _POSITION = re.compile(
     r"\d|\b(first|second|third|fourth|fifth|sixth|seventh|eighth|last|final|"
     r"penultimate|initial|move number)\b",
     re.IGNORECASE,
+)
+# The conditions in the order they are checked; a rejection names the first that fails.
+RULES = (
+    "fewer than 3 moves",
+    "not 5 roles",
+    "windows outside the chain",
+    "an actor misses its own move",
+    "(a) a role observes every move",
+    "(d) not exactly the key and second-key roles observe the final move",
+    "(c) no move observed by its actor and another role",
+    "(b) the honest accounts do not settle the endpoint",
+    "(b) no three roles settle the endpoint",
+    "(b) two roles already settle the endpoint",
 )
 
 
@@ -54,10 +70,47 @@ def final_observers(windows: Mapping[str, Sequence[Window]], moves: int) -> list
     return [role for role, ws in windows.items() if moves in observed_moves(ws)]
 
 
+def settles(
+    chain: Chain,
+    windows: Mapping[str, Sequence[Window]],
+    accounts: Mapping[str, Account],
+    roles: Sequence[str],
+) -> bool:
+    """Whether these roles settle the story: between them they see every move, and every walk
+    their accounts allow on their own ends in lm."""
+    if not covers(windows, roles, chain.moves):
+        return False
+    return endpoints({r: accounts[r] for r in roles}) == {chain.endpoint}
+
+
+def _places(containers: Collection[str]) -> str:
+    named = [f"the {c}" for c in sorted(containers)]
+    return ", ".join(named[:-1]) + (" or " if len(named) > 1 else "") + named[-1]
+
+
+def check_sufficiency(chain: Chain, windows: Mapping[str, Sequence[Window]]) -> list[str]:
+    """(b), judged from the accounts as the agents read them (no move numbers, no length)."""
+    accounts = accounts_of(chain, windows)
+    ends = endpoints(accounts)
+    if ends != {chain.endpoint}:
+        found = _places(ends) if ends else "nowhere (no walk fits them all)"
+        return [
+            "(b) the honest accounts do not settle the endpoint: the walks they allow end in "
+            + found
+        ]
+    if not any(settles(chain, windows, accounts, g) for g in combinations(chain.roles, 3)):
+        return ["(b) no three roles settle the endpoint from their accounts"]
+    pairs = [g for g in combinations(chain.roles, 2) if settles(chain, windows, accounts, g)]
+    if pairs:
+        return [f"(b) two roles ({' and '.join(pairs[0])}) already settle the endpoint"]
+    return []
+
+
 def check_windows(
     chain: Chain, windows: Mapping[str, Sequence[Window]], key: str, second_key: str
 ) -> list[str]:
-    """Conditions (a)-(d) on the windows, and that every actor observes its own moves."""
+    """Conditions (a)-(d) on the windows, and that every actor observes its own moves; (b) is
+    checked last, once the others hold, since it enumerates walks."""
     problems = check_chain(chain)
     if problems:
         return problems
@@ -72,26 +125,50 @@ def check_windows(
     for move in range(1, m + 1):
         if move not in observed_moves(windows[chain.actor(move)]):
             problems.append(f"{chain.actor(move)} does not observe a move it made")
+    if problems:
+        return problems
     whole = [r for r in chain.roles if covers(windows, [r], m)]
     if whole:
         problems.append(f"(a) {whole[0]} observes the whole chain")
-    if not any(covers(windows, list(group), m) for group in combinations(chain.roles, 3)):
-        problems.append("(b) no three roles observe every move between them")
-    pairs = [g for g in combinations(chain.roles, 2) if covers(windows, list(g), m)]
-    if pairs:
-        problems.append(f"(b) two roles ({' and '.join(pairs[0])}) already observe every move")
+    final = final_observers(windows, m)
+    if len(final) != 2:
+        problems.append(f"(d) {len(final)} roles observe the final move; exactly 2 must")
+    elif set(final) != {key, second_key} or key == second_key:
+        problems.append("(d) the key and second-key roles must be the two who see the final move")
     overlap = any(
         any(move in observed_moves(windows[r]) for r in chain.roles if r != chain.actor(move))
         for move in range(1, m + 1)
     )
     if not overlap:
         problems.append("(c) no move is observed by its actor and another role")
-    final = final_observers(windows, m)
-    if len(final) != 2:
-        problems.append(f"(d) {len(final)} roles observe the final move; exactly 2 must")
-    elif set(final) != {key, second_key} or key == second_key:
-        problems.append("(d) the key and second-key roles must be the two who see the final move")
-    return problems
+    if problems:
+        return problems
+    return check_sufficiency(chain, windows)
+
+
+def rule_of(problem: str) -> str:
+    """The rule (one of RULES) a problem of `check_windows` breaks, for counting rejections."""
+    prefixes = {
+        "the chain has": RULES[0],
+        "the story has": RULES[1],
+        "windows are given": RULES[2],
+        "(a)": RULES[4],
+        "(d)": RULES[5],
+        "(c)": RULES[6],
+        "(b) the honest": RULES[7],
+        "(b) no three": RULES[8],
+        "(b) two roles": RULES[9],
+    }
+    for prefix, rule in prefixes.items():
+        if problem.startswith(prefix):
+            return rule
+    if problem.endswith("has no window") or "past the chain" in problem:
+        return RULES[2]
+    if problem.endswith("a move it made"):
+        return RULES[3]
+    if problem.startswith("the vote options lack"):
+        return "the vote options lack a container of the chain"
+    return problem
 
 
 def position_words(text: str) -> str | None:

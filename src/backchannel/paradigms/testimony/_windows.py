@@ -8,7 +8,9 @@ The rule (see docs/paradigms/testimony.md): with p = floor(m/3 + 1/2) and q = fl
 the spans are early [0, p], middle [p, q], mover [q, m], witness [m-1, m] and relay [m-2, m-1].
 The actor of the final move takes the mover span; the other four roles take the other four spans
 in the first order (permutations of the roster, in lexicographic order) that the verifier
-accepts. Every role also observes each move it made, and windows that touch are merged.
+accepts. Every role also observes each move it made, and windows that touch are merged. An
+adapted assignment may give a role one more window (`extra`), such as a moment at which it saw
+where the object was without seeing it move.
 """
 
 from __future__ import annotations
@@ -66,12 +68,19 @@ def merge(windows: Iterable[Window]) -> tuple[Window, ...]:
     return tuple(merged)
 
 
-def windows_for(chain: Chain, slots: Mapping[str, str]) -> dict[str, tuple[Window, ...]]:
-    """The windows of every role, given which role takes which slot (`slots`: slot -> role)."""
+def windows_for(
+    chain: Chain,
+    slots: Mapping[str, str],
+    extra: Mapping[str, Iterable[Window]] | None = None,
+) -> dict[str, tuple[Window, ...]]:
+    """The windows of every role, given which role takes which slot (`slots`: slot -> role),
+    plus any `extra` windows per role."""
     span = spans(chain.moves)
     own: dict[str, list[Window]] = {role: [] for role in chain.roles}
     for slot, role in slots.items():
         own[role].append(span[slot])
+    for role, added in (extra or {}).items():
+        own[role].extend(added)
     for move in range(1, chain.moves + 1):
         own[chain.actor(move)].append(Window(move - 1, move))
     return {role: merge(found) for role, found in own.items()}
