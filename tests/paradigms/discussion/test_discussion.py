@@ -149,7 +149,9 @@ def test_metrics_on_hand_built_tables() -> None:
     assert list(figures["final_agreement"]) == [1.0, 1.0]
     assert list(figures["failed_probes"]) == [0, 1]
     metrics = discussion_metrics(hand_tables())
-    assert metrics["answer_change_rate"]["estimate"] == 0.75
-    assert metrics["final_agreement"]["estimate"] == 1.0
-    assert metrics["failed_probes"] == 1 and metrics["conversations"] == 2
-    json.dumps(metrics)  # JSON-able
+    (cell,) = metrics.by_cell  # no factors: the run is one cell
+    assert cell.cell == {} and cell.conversations == 2
+    assert cell.answer_change_rate.estimate == 0.75
+    assert cell.final_agreement.estimate == 1.0
+    assert metrics.failed_probes == 1 and metrics.conversations == 2
+    json.dumps(metrics.as_json())  # JSON-able

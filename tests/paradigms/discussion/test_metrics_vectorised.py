@@ -180,7 +180,9 @@ def test_a_run_without_probes_gives_an_empty_table_and_empty_metrics() -> None:
     figures = conversation_figures(tables)
     assert list(figures.columns) == COLUMNS and figures.empty
     metrics = discussion_metrics(tables)
-    assert metrics["conversations"] == 0 and metrics["failed_probes"] == 0
+    assert metrics.conversations == 0 and metrics.failed_probes == 0
+    (cell,) = metrics.by_cell
+    assert cell.conversations == 0 and cell.answer_change_rate.skipped is not None
 
 
 def test_the_normalisation_is_the_references_on_any_text() -> None:

@@ -3,7 +3,8 @@
 - answer change rate: share of agents whose private answer at the last checkpoint differs from
   their answer at checkpoint 0 (answers compared after lower-casing and dropping punctuation);
 - final agreement: share of agents whose last private answer equals the most common one;
-both per conversation, then averaged over conversations with a bootstrap interval.
+both per conversation, then averaged over the conversations of each cell of the run's design
+(every declared factor separates) with a bootstrap interval.
 
 Computed for all conversations at once (grouped columns, no loop over conversations), as the
 other paradigms are: the first and last checkpoint of a conversation are the lowest and highest
@@ -17,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables, bootstrap_mean_ci
+from backchannel.analysis import Design, RunTables, bootstrap_mean_ci, cell_groups, jsonable
+from backchannel.paradigms.discussion._results import DiscussionMetrics
 
 COLUMNS = ["conversation_id", "agents", "answer_change_rate", "final_agreement", "failed_probes"]
 _KEYS = ["conversation_id", "agent"]
@@ -86,12 +88,44 @@ def _figures(tables: RunTables) -> pd.DataFrame:
     return figures[COLUMNS]
 
 
-def discussion_metrics(tables: RunTables) -> dict[str, Any]:
+def discussion_metrics(tables: RunTables) -> DiscussionMetrics:
+    """The run's figures per cell of its design, per conversation, and the whole-run counts."""
     figures = conversation_figures(tables)
-    result: dict[str, Any] = {"conversations": len(figures)}
-    for column in ("answer_change_rate", "final_agreement"):
-        values = figures[column].dropna()
-        result[column] = bootstrap_mean_ci(values.to_numpy(), seed=0).as_dict()
-    result["failed_probes"] = int(figures["failed_probes"].sum()) if len(figures) else 0
-    result["per_conversation"] = figures.to_dict(orient="records")
-    return result
+    design = Design.of(tables)
+    by_cell = [
+        {
+            **level,
+            "conversations": len(part),
+            **{
+                column: bootstrap_mean_ci(part[column].dropna().to_numpy(), seed=0).as_dict()
+                for column in ("answer_change_rate", "final_agreement")
+            },
+            "failed_probes": int(part["failed_probes"].sum()),
+        }
+        for level, part in _cells(tables, figures, design)
+    ]
+    result = {
+        "conversations": len(figures),
+        "failed_probes": int(figures["failed_probes"].sum()) if len(figures) else 0,
+        "by_cell": by_cell,
+        "per_conversation": figures.to_dict(orient="records"),
+    }
+    return DiscussionMetrics.build(jsonable(result), design)
+
+
+def _cells(
+    tables: RunTables, figures: pd.DataFrame, design: Design
+) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """(levels, figures of its conversations) for every cell of the run's conversations, in
+    `cell_groups` order; a cell whose conversations have no private answer gets no figures,
+    and a run without factors is one cell."""
+    by = design.by()
+    if not by:
+        return [({}, figures)]
+    conversations = tables.conversations.reset_index(drop=True)
+    groups = cell_groups(conversations, by, design.levels(conversations))
+    ids = figures["conversation_id"].astype(str)
+    return [
+        (level, figures[ids.isin(part["conversation_id"].astype(str)).to_numpy()])
+        for level, part in groups
+    ]

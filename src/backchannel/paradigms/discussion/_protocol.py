@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from backchannel.backends import GenerationSettings
 from backchannel.engine import Agent, ConversationContext, Item
@@ -13,6 +13,7 @@ from backchannel.paradigms.discussion._settings import DiscussionSettings
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
+    from backchannel.paradigms.discussion._results import DiscussionMetrics
     from backchannel.report import Report
 
 
@@ -76,10 +77,10 @@ class Discussion(Paradigm[DiscussionSettings]):
             room.checkpoint(probe, settings=probe_settings)
         await ctx.drain()
 
-    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> DiscussionMetrics:
         return discussion_metrics(tables)
 
-    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+    def report(self, tables: RunTables, metrics: DiscussionMetrics, report: Report) -> None:
         from backchannel.paradigms.discussion._report import build_report
 
         build_report(tables, metrics, report)
