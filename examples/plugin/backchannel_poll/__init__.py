@@ -1,8 +1,9 @@
 """A group poll, written as a third-party backchannel paradigm.
 
 Agents vote yes or no on a statement in private (checkpoint 0), discuss it in public for T
-rounds, and vote again in private after every round. The metrics say how the private yes share
-moved and how many agents changed their vote; unreadable ballots are counted, never guessed.
+rounds, and vote again in private after every round. The metrics (`results.py`: typed, one row
+per cell of the run's design) say how the private yes share moved and how many agents changed
+their vote; unreadable ballots are counted, never guessed.
 A judge can label the public turns by their stance (`backchannel judge`, `agree`). On the
 simulated population (`--model sim/population`) its agents follow a rule with a known answer
 (`POPULATION`, parameters under `population: {poll: ...}`).
@@ -15,12 +16,16 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 import backchannel as bc
+from backchannel.analysis import rows_frame
 from backchannel.backends import Population, PopulationCall
+from backchannel_poll.results import PollMetrics, poll_metrics
 from backchannel_poll.view import VIEW
+from backchannel_poll.votes import ballots, vote_changes
+
+__all__ = ["POPULATION", "Poll", "PollMetrics", "PollSettings", "ballots", "vote_changes"]
 
 VOTE = bc.LabelSet(("yes", "no"))
 PERSONAS = (
@@ -174,60 +179,19 @@ class Poll(bc.Paradigm[PollSettings]):
             await room.run_round(turn)  # the room numbers the round
             room.checkpoint(ballot, name="vote", constraint=VOTE)  # checkpoint r
 
-    def metrics(self, tables: bc.RunTables, options: bc.AnalysisOptions) -> dict[str, Any]:
-        votes = _votes(tables)
-        readable = votes[votes["status"] == "ok"]
-        by_checkpoint = [
-            {
-                "checkpoint": int(group["round"].iloc[0]),
-                "yes_share": float((group["vote"] == "yes").mean()),
-                "n": len(group),
-            }
-            for _, group in readable.groupby("round", sort=True)
-        ]
-        pairs = vote_changes(tables)
-        changed = pairs["changed"].mean() if len(pairs) else None
-        return {
-            "conversations": int((tables.conversations["status"] == "done").sum()),
-            "yes_share_by_checkpoint": by_checkpoint,
-            "vote_change_rate": None if changed is None else float(changed),
-            "vote_change_n": len(pairs),
-            "unreadable_votes": int((votes["status"] != "ok").sum()),
-        }
+    def metrics(self, tables: bc.RunTables, options: bc.AnalysisOptions) -> PollMetrics:
+        return poll_metrics(tables)
 
-    def report(self, tables: bc.RunTables, metrics: dict[str, Any], report: bc.Report) -> None:
-        report.section("Private votes", "The share of readable ballots saying yes, by checkpoint.")
-        report.metrics(
-            {
-                "conversations": metrics["conversations"],
-                "vote change rate": metrics["vote_change_rate"],
-                "unreadable votes": metrics["unreadable_votes"],
-            }
+    def report(self, tables: bc.RunTables, metrics: PollMetrics, report: bc.Report) -> None:
+        report.section(
+            "Private votes", "The share of readable ballots saying yes, per cell and checkpoint."
         )
+        report.metrics(
+            {"conversations": metrics.conversations, "unreadable votes": metrics.unreadable_votes}
+        )
+        report.table("by_cell", rows_frame(metrics.by_cell), "Vote changes, one row per cell.")
         report.table(
             "yes_share_by_checkpoint",
-            pd.DataFrame(metrics["yes_share_by_checkpoint"]),
+            rows_frame(metrics.yes_share_by_checkpoint),
             "Checkpoint 0 is before the discussion; checkpoint r after round r.",
         )
-
-
-def vote_changes(tables: bc.RunTables) -> pd.DataFrame:
-    """Per agent of each finished conversation: its first and last readable vote (at two
-    different checkpoints) and whether it changed; the metrics' change rate is their mean."""
-    votes = _votes(tables)
-    readable = votes[votes["status"] == "ok"]
-    first = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmin()]
-    last = readable.loc[readable.groupby(["conversation_id", "agent"])["round"].idxmax()]
-    pairs = first.merge(last, on=["conversation_id", "agent"], suffixes=("_first", "_last"))
-    pairs = pairs[pairs["round_first"] < pairs["round_last"]]
-    return pairs.assign(changed=pairs["vote_first"] != pairs["vote_last"])
-
-
-def _votes(tables: bc.RunTables) -> pd.DataFrame:
-    """One row per ballot of a finished conversation, with its parsed vote (None if unreadable)."""
-    done = tables.conversations.loc[tables.conversations["status"] == "done", "conversation_id"]
-    events = tables.events
-    votes = events[(events["kind"] == "probe") & (events["name"] == "vote")]
-    votes = votes[votes["conversation_id"].isin(done)].copy()
-    votes["vote"] = votes["value"].map(lambda v: None if v in (None, "") else str(v).strip('"'))
-    return votes

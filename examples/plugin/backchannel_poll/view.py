@@ -1,6 +1,6 @@
 """The poll's page in `backchannel view`: its own columns and panels, from outside the package.
 
-The figures come from the same functions as the poll's metrics (`_votes`, `vote_changes`) run
+The figures come from the same functions as the poll's metrics (`votes.py`) run
 on the conversations the viewer shows; the viewer draws the returned data (no script needed).
 """
 
@@ -24,6 +24,7 @@ from backchannel.paradigms import (
     View,
     ViewOptions,
 )
+from backchannel_poll.votes import ballots, vote_changes
 
 TONE: dict[str, Any] = {"yes": "positive", "no": "negative"}
 COLUMNS = (
@@ -35,9 +36,7 @@ COLUMNS = (
 
 
 def _shares(tables: bc.RunTables) -> dict[tuple[str, int], float]:
-    from backchannel_poll import _votes
-
-    votes = _votes(tables)
+    votes = ballots(tables)
     readable = votes[votes["status"] == "ok"]
     yes = (readable["vote"] == "yes").groupby([readable["conversation_id"], readable["round"]])
     means = yes.mean()
@@ -47,11 +46,9 @@ def _shares(tables: bc.RunTables) -> dict[tuple[str, int], float]:
 
 def rows(tables: bc.RunTables, options: ViewOptions) -> dict[str, Row]:
     """Each finished conversation's yes share before and after, changed and unreadable votes."""
-    from backchannel_poll import _votes, vote_changes
-
     shares = _shares(tables)
     changes = vote_changes(tables).groupby("conversation_id")["changed"].sum()
-    votes = _votes(tables)
+    votes = ballots(tables)
     unreadable = (votes["status"] != "ok").groupby(votes["conversation_id"]).sum()
     found = {}
     for cid in tables.done_conversations()["conversation_id"].astype(str):
@@ -72,12 +69,12 @@ def page(tables: bc.RunTables, conversation_id: str, options: ViewOptions) -> Pa
     """Every agent's ballot at every checkpoint, the yes share over checkpoints, the talk."""
     events = tables.events_of(done=False)
     events = events[events["conversation_id"] == conversation_id]
-    ballots = events[(events["kind"] == "probe") & (events["name"] == "vote")]
-    checkpoints = sorted({int(r) for r in ballots["round"]})
-    agents = list(dict.fromkeys(str(a) for a in ballots["agent"]))
+    cast = events[(events["kind"] == "probe") & (events["name"] == "vote")]
+    checkpoints = sorted({int(r) for r in cast["round"]})
+    agents = list(dict.fromkeys(str(a) for a in cast["agent"]))
     at = {(str(a), int(r)): (int(s), str(v), str(st)) for a, r, s, v, st in
-          zip(ballots["agent"], ballots["round"], ballots["seq"], ballots["value"],
-              ballots["status"], strict=True)}  # fmt: skip
+          zip(cast["agent"], cast["round"], cast["seq"], cast["value"],
+              cast["status"], strict=True)}  # fmt: skip
     grid = []
     for agent in agents:
         cells = [Cell((agent,), header=True)]
