@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         ConversationSpec,
         Item,
         Label,
+        Payload,
         Postprocess,
     )
     from backchannel.engine._events import CHANNELS, RECIPIENTS, Channel, Event, EventLog
@@ -67,6 +68,7 @@ __all__ = [
     "Item",
     "Label",
     "OrderPolicy",
+    "Payload",
     "Postprocess",
     "Room",
     "Shown",
@@ -105,6 +107,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "ConversationSpec",
                 "Item",
                 "Label",
+                "Payload",
                 "Postprocess",
             ),
             "._events": ("CHANNELS", "RECIPIENTS", "Channel", "Event", "EventLog"),

@@ -26,6 +26,11 @@ from backchannel.backends import (
 from backchannel.engine._events import Channel, Event, EventLog
 from backchannel.seeding import derive_seed
 
+Payload = Mapping[str, Any]
+"""An item's fields by name, each a JSON value (text, number, bool, null, list, mapping): the
+question, statement or scenario a paradigm's `items()` builds and its `run()` reads back from
+`ctx.spec.item.payload`. Read it, never change it: every conversation of the item shares it."""
+
 Postprocess = Callable[[Event], Event]
 """Returns a reshaped copy of a freshly filled event (its text, value, meta; e.g. with
 `dataclasses.replace`) before it is stored or enters a room."""
@@ -38,14 +43,26 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One question, story, topic or scenario: an id and a JSON-able payload."""
+    """One question, story, topic or scenario: an id and its payload (`Payload`), which the
+    store keeps as the conversation's `meta["item"]` and a simulated population reads as
+    `CallInfo.item`."""
 
     item_id: str
-    payload: dict[str, Any] = field(default_factory=dict)
+    payload: Payload = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.item_id or "/" in self.item_id:
             raise ValueError(f"item id {self.item_id!r} must be non-empty and contain no '/'")
+        if not isinstance(self.payload, Mapping):
+            raise TypeError(
+                f"item {self.item_id}: the payload must be a mapping of field names to JSON "
+                f"values, not {type(self.payload).__name__}"
+            )
+        keys = [k for k in self.payload if not isinstance(k, str)]
+        if keys:
+            raise TypeError(f"item {self.item_id}: payload keys must be text, not {keys[0]!r}")
+        # a plain dict, whatever mapping was given: what the store writes as JSON
+        object.__setattr__(self, "payload", dict(self.payload))
 
 
 @dataclass(frozen=True, slots=True)

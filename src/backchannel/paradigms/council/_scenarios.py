@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -55,7 +56,7 @@ class Scenario:
         raise KeyError(option_id)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Scenario:
+    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         try:
             options = tuple(Option(**o) for o in data["options"])
             return cls(
