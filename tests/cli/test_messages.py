@@ -193,3 +193,23 @@ def test_a_view_host_that_names_no_address_here_is_refused_before_any_warning(
     text = result.stderr.replace("\n", " ")
     assert message in text and "127.0.0.1 (the default)" in text
     assert "warning" not in text and "--port" not in text
+
+
+def test_a_failed_runs_error_lines_say_where_the_whole_traceback_is(
+    broken_sim: str, write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    path = write_experiment(discussion_experiment(factors={"model": [broken_sim]}))
+    ran = invoke("run", path, "-o", run)
+    assert ran.exit_code == 1
+    text = ran.stderr.replace("\n", " ")
+    assert "2 x RuntimeError: this model is broken" in text
+    assert f"the whole traceback of each is stored: backchannel status {run} --errors" in text
+    assert f"backchannel view {run}" in text
+    # status says the same, and with --errors prints one whole traceback per distinct error
+    assert "--errors" in invoke("status", run).stderr.replace("\n", " ")
+    full = invoke("status", run, "--errors")
+    assert full.exit_code == 0
+    assert "Traceback (most recent call last)" in full.stdout
+    assert full.stdout.count("RuntimeError: this model is broken") == 1
+    assert "conversation model=sim/broken/q1/0:" in full.stdout

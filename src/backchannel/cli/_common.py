@@ -123,10 +123,19 @@ def describe_counts(counts: dict[str, int]) -> str:
     return f"{counts['done']} done, {counts['incomplete']} incomplete, {counts['failed']} failed"
 
 
-def print_errors(errors: list[tuple[str, int, str]]) -> None:
-    """The distinct errors of unfinished conversations, with one example each."""
+def print_errors(errors: list[tuple[str, int, str]], run: Path | None = None) -> None:
+    """The distinct errors of unfinished conversations, with one example each, and (given the
+    run) where each one's whole stored traceback is shown."""
     for line, count, example in errors:
         err.print(f"  {count} x {line}  (e.g. {example})", markup=False, highlight=False)
+    if run is not None and errors:
+        err.print(
+            f"  the whole traceback of each is stored: backchannel status {run} --errors, or the "
+            f"conversation's page in backchannel view {run}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 SKIPPED_SHOWN = 10

@@ -204,7 +204,7 @@ def run_command(
     if unusable:
         err.print(f"[bold red]error:[/] {unusable}", soft_wrap=True)
     if counts["incomplete"] or counts["failed"]:
-        print_errors(errors)
+        print_errors(errors, output)
         err.print(
             "incomplete conversations keep their events; failed ones keep only the error. "
             "Run the same command again to retry both (answers already received come from the "

@@ -28,6 +28,13 @@ if TYPE_CHECKING:
 @friendly_errors
 def status_command(
     run: Annotated[Path, typer.Argument(help="The run directory.")],
+    errors_in_full: Annotated[
+        bool,
+        typer.Option(
+            "--errors",
+            help="The whole stored traceback of one conversation per distinct error.",
+        ),
+    ] = False,
 ) -> None:
     """Conversations, calls, tokens, cache hits, retries and failures of a stored run."""
     from backchannel.store import (
@@ -43,6 +50,7 @@ def status_command(
         manifest, counts, usage = store.manifest(), store.counts(), store.usage()
         errors, quality, state = store.errors(), store.answer_quality(), store.run_state()
         replicas, shared = store.replica_calls(), store.shared_calls()
+        tracebacks = [(cid, store.error_of(cid)) for _, _, cid in errors] if errors_in_full else []
     finally:
         store.close()
     from backchannel.backends import model_caveat
@@ -62,7 +70,12 @@ def status_command(
     print_skipped(manifest.get("skipped_items") or [])
     if errors:
         err.print("errors of unfinished conversations (rerun the same command to retry them):")
-        print_errors(errors)
+        print_errors(errors, None if errors_in_full else run)
+    for conversation_id, text in tracebacks:
+        out.print(f"conversation {conversation_id}:", markup=False, highlight=False)
+        out.print(text or "(no error stored)", markup=False, highlight=False, soft_wrap=True)
+    if errors_in_full and not errors:
+        err.print("no unfinished conversation has an error stored")
     total = usage.total()
     out.print(
         f"calls {total.calls}  prompt tokens {total.prompt_tokens}  completion tokens "

@@ -335,6 +335,13 @@ class RunStore:
             grouped.setdefault(error.strip().splitlines()[-1], []).append(conversation_id)
         return [(line, len(ids), ids[0]) for line, ids in list(grouped.items())[:limit]]
 
+    def error_of(self, conversation_id: str) -> str | None:
+        """The whole stored error of one conversation (a failure's traceback), or None."""
+        row = self._db.execute(
+            "SELECT error FROM conversations WHERE conversation_id = ?", (conversation_id,)
+        ).fetchone()
+        return None if row is None else row[0]
+
     def usage(self) -> UsageMeter:
         return usage_by_model(self._db)
 
