@@ -146,11 +146,15 @@ class SimBackend:
                     "give `sim/package.module:function` naming a callable of one request"
                 ) from error
             if not callable(target):
-                raise ValueError(f"sim/{name} is not callable")
+                raise ValueError(
+                    f"sim/{name} is not callable; give `sim/package.module:function` naming a "
+                    "callable of one request"
+                )
             return target
         raise ValueError(
             f"unknown scripted backend sim/{name}; use `sim` for the built-in one, register "
-            "one with backchannel.backends.register_sim, or name `sim/package.module:function`"
+            "one with backchannel.backends.register_sim (in this process only), or name "
+            "`sim/package.module:function` (found in any process, the `backchannel` command's too)"
         )
 
     @property
