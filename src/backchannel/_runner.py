@@ -237,6 +237,7 @@ def max_active_conversations(run_plan: Plan, concurrency: int | None) -> int:
         max_in_flight=concurrency,
         model_settings=experiment.model_settings(),
         population=experiment.population,
+        population_rules=run_plan.loaded.paradigm.population_book(),
     )
     return active_conversations(in_flight_bound(specs))
 
