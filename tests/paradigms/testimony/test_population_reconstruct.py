@@ -11,8 +11,8 @@ from typing import Any
 import yaml
 
 import backchannel as bc
-from backchannel.backends._pop_testimony import read_account
 from backchannel.paradigms.testimony import Fragment, Move, load_environments
+from backchannel.paradigms.testimony._population import read_account
 
 
 def _run(directory: Path, experiment: dict[str, Any]) -> Any:
