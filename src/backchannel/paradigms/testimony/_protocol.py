@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
     from backchannel.analysis import RunTables
     from backchannel.judges import Labelling
+    from backchannel.paradigms.testimony._results import TestimonyMetrics
     from backchannel.report import Report
 
 UNKNOWN = "UNKNOWN"
@@ -337,7 +338,7 @@ class Testimony(Paradigm[TestimonySettings]):
                     self._cite(ctx, said, f"O{k}", env, messages, spoken)
         await ctx.drain()
 
-    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> TestimonyMetrics:
         from backchannel.paradigms.testimony._metrics import testimony_metrics
 
         return testimony_metrics(tables)
@@ -348,7 +349,7 @@ class Testimony(Paradigm[TestimonySettings]):
 
         return {"citations": citation_table(tables)}
 
-    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+    def report(self, tables: RunTables, metrics: TestimonyMetrics, report: Report) -> None:
         from backchannel.paradigms.testimony._report import fill_report
 
         fill_report(tables, metrics, report)
