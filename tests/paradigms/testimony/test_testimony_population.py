@@ -245,3 +245,40 @@ def test_every_call_of_a_run_is_answered_by_a_rule(
     assert all(BOOK.rule(r.call) is not None for r in population_requests if r.call)
     prompts = {(r.call.source, r.call.prompt) for r in population_requests if r.call}
     assert prompts == {("paradigm", "vote"), ("paradigm", "statement")}
+
+
+def test_the_population_as_claims_extractor_agrees_with_the_markup(
+    tmp_path: Path, population_requests: list[Request]
+) -> None:
+    """`judge --judge sim/population` extracts each statement's claims from its call
+    information, exactly as the markup parser reads them."""
+    from typer.testing import CliRunner
+
+    from backchannel.cli import app
+
+    experiment = {
+        "name": "extract",
+        "paradigm": "testimony",
+        "seed": 5,
+        "items_limit": 3,
+        "factors": {"condition": ["C0", "C1"]},
+        "settings": {"model": "sim/population", "rounds": ["Round R1.", "Round R2."]},
+        "population": {"testimony": {"trust": 0.7}},
+    }
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    directory = tmp_path / "run"
+    bc.run(path, directory)
+    runner = CliRunner()
+    judged = runner.invoke(
+        app, ["judge", str(directory), "--judge", "sim/population", "--as", "citations_llm"]
+    )
+    assert judged.exit_code == 0, judged.output
+    assert ("judge", "claims") in {
+        (r.call.source, r.call.prompt) for r in population_requests if r.call
+    }
+    agree = runner.invoke(app, ["agree", str(directory), "citations", "citations_llm", "--json"])
+    assert agree.exit_code == 0, agree.output
+    found = json.loads(agree.output)
+    assert found["statements"] == 3 * 2 * 5 * 2 and found["both_extracted"] == found["statements"]
+    assert (found["exact_agreement"], found["precision"], found["recall"]) == (1.0, 1.0, 1.0)
