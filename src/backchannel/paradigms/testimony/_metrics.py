@@ -5,6 +5,9 @@ checkpoint a run has a truth majority (at least 3 of the 4 vote the true endpoin
 majority (at least 3 vote l(m-1)) or no consensus (anything else, an UNKNOWN majority included).
 A vote that could not be read counts as "failed", one cut off by its token budget as
 "truncated": both are reported, never turned into an answer. Paired tests pair by story.
+
+Every section is computed once per cell of the factors the run declares beyond the study's arm
+(`_cells.Cells`) and validated into the typed `TestimonyMetrics` (`_results.py`).
 """
 
 from __future__ import annotations
