@@ -6,7 +6,7 @@
 4. execute (`_execute`, `_clients`, `_ray`): run the remaining conversations on asyncio or on a
    Ray cluster, committing each to the run store as it finishes;
 5. shared calls (`_sharing`): what paired arms make once and answer from the cache;
-6. report (`_report`): a stored run's HTML report.
+6. metrics and report (`_metrics`, `_report`): a stored run's results and HTML report.
 
 `_api` is the Python front door over these stages (`bc.run`, `bc.open_run`, `Run` with its
 tables and metrics); the command line calls the same functions. Names are imported on first use.
@@ -21,11 +21,9 @@ if TYPE_CHECKING:
         Run,
         analysis_options,
         arun,
-        compute_metrics,
         load_experiment,
         open_run,
         run,
-        run_models,
     )
     from backchannel.orchestration._checks import (
         INSTALL_HINT,
@@ -55,9 +53,10 @@ if TYPE_CHECKING:
         execute,
         run_plan,
     )
+    from backchannel.orchestration._metrics import compute_metrics
     from backchannel.orchestration._plan import Plan, plan, spread
     from backchannel.orchestration._ray import execute_on_ray
-    from backchannel.orchestration._report import write_report
+    from backchannel.orchestration._report import run_models, write_report
     from backchannel.orchestration._sharing import pair_groups, predict_shared
 
 __all__ = [
@@ -106,12 +105,11 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "Run",
                 "analysis_options",
                 "arun",
-                "compute_metrics",
                 "load_experiment",
                 "open_run",
                 "run",
-                "run_models",
             ),
+            "._metrics": ("compute_metrics",),
             "._checks": (
                 "INSTALL_HINT",
                 "acheck_reachable",
@@ -127,7 +125,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._execute": ("ProgressCallback", "RunOutcome", "Watcher", "execute", "run_plan"),
             "._plan": ("Plan", "plan", "spread"),
             "._ray": ("execute_on_ray",),
-            "._report": ("write_report",),
+            "._report": ("run_models", "write_report"),
             "._sharing": ("pair_groups", "predict_shared"),
         },
     )

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backchannel.errors import RunDirectoryError
+from backchannel.orchestration._metrics import compute_metrics
+from backchannel.orchestration._report import write_report
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,37 +102,6 @@ def analysis_options(
     return AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
 
 
-def compute_metrics(
-    paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions
-) -> Metrics | dict[str, Any]:
-    """The paradigm's metrics under `options`, after refusing options it does not read and
-    judges the run lacks."""
-    paradigm.check_options(options)
-    judges = {"judge": options.judge, "second_judge": options.second_judge}
-    present = set(str(j) for j in tables.labels["judge"].dropna().unique())
-    for option, name in judges.items():
-        if name and name not in present:
-            listed = ", ".join(sorted(present)) or "none (this run has no judge labels)"
-            from backchannel.errors import ConfigError
-
-            raise ConfigError(
-                f"--{option.replace('_', '-')} {name}: no labels of that judge in the run; "
-                f"judges in the run: {listed}"
-            )
-    with tables.reuse():  # the metrics share one decoding of the run's events
-        return paradigm.metrics(tables, options)
-
-
-def run_models(tables: RunTables) -> set[str]:
-    """Every model that answered in a run: its events' and its judge labels' models."""
-    events = tables.core_events
-    models = set(events["model"].dropna().astype(str)) if len(events) else set()
-    if len(tables.labels) and "model" in tables.labels:
-        labelled = set(tables.labels["model"].dropna().astype(str))
-        models |= {m for m in labelled if "/" in m or m.startswith("sim")}  # not "rule"
-    return models
-
-
 @dataclass
 class Run:
     """One stored run. Tables follow the export schema (docs/data-schema.md) and are read once."""
@@ -200,7 +171,5 @@ class Run:
     ) -> Path:
         """Write the HTML report (default RUN/report); returns the path of report.html."""
         options = analysis_options(judge, second_judge, threshold)
-        from backchannel.orchestration._report import write_report
-
         output = Path(output_dir) if output_dir is not None else self.path / "report"
         return write_report(self.paradigm, self.tables, options, output, title=self.path.name)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backchannel.errors import RunDirectoryError
-from backchannel.orchestration._api import compute_metrics, run_models
+from backchannel.orchestration._metrics import compute_metrics
 
 if TYPE_CHECKING:
     from backchannel.analysis import Headline, RunTables, Study
@@ -86,3 +86,13 @@ def _study_section(report: Report, headline: Headline, study: Study) -> None:
         "cell, and whether it lies inside the run's 95 % interval. " + study.note,
     )
     report.table("study_comparison", comparison_frame(compare_study(headline, study)))
+
+
+def run_models(tables: RunTables) -> set[str]:
+    """Every model that answered in a run: its events' and its judge labels' models."""
+    events = tables.core_events
+    models = set(events["model"].dropna().astype(str)) if len(events) else set()
+    if len(tables.labels) and "model" in tables.labels:
+        labelled = set(tables.labels["model"].dropna().astype(str))
+        models |= {m for m in labelled if "/" in m or m.startswith("sim")}  # not "rule"
+    return models
