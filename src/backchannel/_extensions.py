@@ -77,6 +77,8 @@ class Registry(Generic[T]):
         self._registered: dict[str, Source] = {}
         self._loaded: dict[Source, T] = {}
         self._discovered: tuple[tuple[str, ...], dict[str, list[Source]]] | None = None
+        self._known: tuple[object, dict[str, list[Source]]] | None = None
+        self._generation = 0
 
     def _entry_points(self) -> dict[str, list[Source]]:
         """The group's entry points, read once per `sys.path` (a test distribution added to the
@@ -91,17 +93,23 @@ class Registry(Generic[T]):
                 if all(s.target != entry.value for s in sources):
                     sources.append(Source(entry.name, entry.value, origin))
             self._discovered = (path, found)
+            self._generation += 1
         return self._discovered[1]
 
     def sources(self) -> dict[str, list[Source]]:
         """Every name this installation knows, with each of its sources (more than one is a
         conflict)."""
+        entries = self._entry_points()
+        state = (self._generation, tuple(self._registered.values()))
+        if self._known is not None and self._known[0] == state:
+            return self._known[1]
         found = {name: [Source(name, t, BUILT_IN)] for name, t in self._built_in.items()}
         for name, source in self._registered.items():
             found.setdefault(name, []).append(source)
-        for name, sources in self._entry_points().items():
+        for name, sources in entries.items():
             known = found.setdefault(name, [])
             known += [s for s in sources if all(k.target != s.target for k in known)]
+        self._known = (state, found)
         return found
 
     def names(self) -> list[str]:
