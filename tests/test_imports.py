@@ -341,3 +341,25 @@ def test_the_paradigm_check_sees_imports_and_module_paths(tmp_path: Path) -> Non
         "from backchannel.paradigms import Paradigm\n"
     )
     assert paradigms_named(module) == {"dyad", "council", "testimony"}
+
+
+LAYERS = (
+    ("cli", "testing"),
+    ("orchestration",),
+    ("view", "interop", "experiment"),
+    ("paradigms",),
+    ("judges", "report", "store"),
+    ("analysis", "datasets"),
+    ("engine",),
+    ("backends",),
+)
+"""docs/architecture.md's layers, top first: a subpackage imports only the lines below its own
+(the top-level modules, errors and seeding are below them all)."""
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    rank = {f"{PACKAGE}.{name}": index for index, line in enumerate(LAYERS) for name in line}
+    graph = subpackage_graph({m: names for m, names in _modules().items() if m != MOVING})
+    assert set(rank) <= set(graph)
+    upward = [(a, b) for a, b in graph.edges if a in rank and b in rank and rank[b] <= rank[a]]
+    assert upward == []

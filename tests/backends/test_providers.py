@@ -196,3 +196,20 @@ def test_a_provider_declared_twice_is_refused_naming_both(
     assert "uninstall one of the packages or rename its entry point" in message
     with pytest.raises(ConfigError, match=r"provider 'sim' is declared twice: .*built in"):
         resolve_routes(["sim"])
+
+
+def test_the_providers_guide_example_serves_a_run(
+    write_experiment: WriteExperiment, tmp_path: Path
+) -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text()
+    code = guide.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "docs/providers.md", "exec"), namespace)
+    register_provider("parrot", namespace["ParrotProvider"])  # type: ignore[arg-type]
+    try:
+        path = write_experiment(discussion_experiment(factors={"model": ["parrot/kea"]}))
+        run = bc.run(path, tmp_path / "run")
+    finally:
+        unregister_provider("parrot")
+    assert run.counts["done"] == 2
+    assert run.events.loc[run.events["model"] == "parrot/kea", "text"].str.startswith("kea: ").all()
