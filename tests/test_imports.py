@@ -63,7 +63,7 @@ def private_imports(modules: dict[str, list[str]]) -> list[tuple[str, str]]:
             continue
         owner = _owner(imported)
         if owner == PACKAGE:
-            continue  # top-level private modules (backchannel._runner) are the package's own
+            continue  # top-level private modules (backchannel._sqlite) are the package's own
         if importer != owner and not importer.startswith(owner + "."):
             found.append((importer, imported))
     return found

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
         max_active_conversations,
     )
     from backchannel.orchestration._directory import (
-        LOCK_NAME,
         fingerprint,
         open_run_directory,
         record_plan,
@@ -61,7 +60,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSTALL_HINT",
-    "LOCK_NAME",
     "Plan",
     "ProgressCallback",
     "Run",
@@ -121,7 +119,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "small_model_warning",
             ),
             "._clients": ("experiment_client", "make_client", "max_active_conversations"),
-            "._directory": ("LOCK_NAME", "fingerprint", "open_run_directory", "record_plan"),
+            "._directory": ("fingerprint", "open_run_directory", "record_plan"),
             "._execute": ("ProgressCallback", "RunOutcome", "Watcher", "execute", "run_plan"),
             "._plan": ("Plan", "plan", "spread"),
             "._ray": ("execute_on_ray",),

@@ -14,11 +14,7 @@ from backchannel.errors import RunDirectoryError
 from backchannel.experiment import LoadedExperiment, redact
 from backchannel.orchestration._checks import check_cache
 from backchannel.orchestration._plan import Plan
-from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
-
-LOCK_NAME = ".lock"
-"""The file whose lock `RunStore.lock` holds while a run writes the directory."""
-
+from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore, lock_held
 
 # Fields that change no model output: a resumed run may change them (a new base_url after the
 # server moved, a lower max_in_flight after rate limits) without becoming another experiment.
@@ -70,26 +66,6 @@ def _different_experiment(directory: Path, manifest: dict[str, Any]) -> RunDirec
     )
 
 
-def _held(directory: Path) -> bool:
-    """Whether another process holds the run directory's lock (taken by `RunStore.lock`),
-    asked without writing anything."""
-    import fcntl
-
-    try:
-        handle = open(directory / LOCK_NAME)  # noqa: SIM115 - closed below
-    except OSError:
-        return False
-    try:
-        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        handle.close()
-    return False
-
-
 def _busy(directory: Path) -> RunDirectoryError:
     return RunDirectoryError(
         f"another backchannel process is running in {directory}; wait for it to finish (or stop "
@@ -111,7 +87,7 @@ def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
     if exists:
         # Checked before the store is opened at all: a directory another process runs in is
         # not touched (not its database, its log or the log's index).
-        if _held(directory):
+        if lock_held(directory):
             raise _busy(directory)
         # Checked read-only: a run directory of another experiment is not written.
         reader = RunStore(directory, readonly=True)
