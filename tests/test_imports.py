@@ -87,8 +87,7 @@ def test_no_module_imports_another_packages_private_module() -> None:
 
 
 def test_no_import_cycle_among_subpackages() -> None:
-    # The testimony rules' cycles are checked (and expected to go) below, with MOVING.
-    graph = subpackage_graph({m: names for m, names in _modules().items() if m != MOVING})
+    graph = subpackage_graph(_modules())
     assert graph.number_of_nodes() > 5  # the check sees the package
     assert list(nx.simple_cycles(graph)) == []
 
@@ -215,11 +214,6 @@ def _module_name_in(path: Path, source: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MOVING = "backchannel.backends._pop_testimony"
-"""The testimony rules of `sim/population`, which import that paradigm from inside the backends;
-they belong in the paradigm's folder, and the cycles through them go with them."""
-
-
 def _cycles(graph: nx.DiGraph) -> list[list[str]]:
     return sorted(sorted(cycle) for cycle in nx.simple_cycles(graph))
 
@@ -227,18 +221,7 @@ def _cycles(graph: nx.DiGraph) -> list[list[str]]:
 def test_no_import_cycle_among_modules() -> None:
     graph = module_graph()
     assert graph.number_of_edges() > 200  # the check sees the package's imports
-    graph.remove_nodes_from([MOVING])
     assert _cycles(graph) == []
-
-
-@pytest.mark.xfail(
-    (SOURCE / "backends" / "_pop_testimony.py").exists(),
-    reason="backends/_pop_testimony.py imports the testimony paradigm until it moves there",
-    strict=True,
-)
-def test_no_import_cycle_through_the_testimony_population_rules() -> None:
-    cycles = [c for c in _cycles(module_graph()) if MOVING in c]
-    assert cycles == []
 
 
 def test_the_cycle_check_sees_lazy_and_exported_imports_but_not_type_checking(
@@ -304,24 +287,7 @@ def paradigms_named(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            path,
-            id=str(path.relative_to(SOURCE)),
-            marks=[
-                pytest.mark.xfail(
-                    reason="the testimony rules of sim/population move into the paradigm",
-                    strict=True,
-                )
-            ]
-            if path.name == "_pop_testimony.py"
-            else [],
-        )
-        for path in _generic_modules()
-    ],
-)
+@pytest.mark.parametrize("path", _generic_modules(), ids=lambda path: str(path.relative_to(SOURCE)))
 def test_a_generic_layer_imports_no_particular_paradigm(path: Path) -> None:
     assert paradigms_named(path) == set()
 
@@ -359,7 +325,7 @@ LAYERS = (
 
 def test_each_layer_imports_only_the_layers_below_it() -> None:
     rank = {f"{PACKAGE}.{name}": index for index, line in enumerate(LAYERS) for name in line}
-    graph = subpackage_graph({m: names for m, names in _modules().items() if m != MOVING})
+    graph = subpackage_graph(_modules())
     assert set(rank) <= set(graph)
     upward = [(a, b) for a, b in graph.edges if a in rank and b in rank and rank[b] <= rank[a]]
     assert upward == []
