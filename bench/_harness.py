@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.backends import LLMClient, RawCompletion, Request, Route
 from backchannel.experiment import load_experiment
 from backchannel.seeding import derive_seed
@@ -145,10 +145,10 @@ def run_backchannel(
     `prepare` runs on the same event loop before the clock starts (e.g. to load a model).
     """
     loaded = load_experiment(experiment)
-    run_plan = _runner.plan(loaded)
-    store = _runner.open_run_directory(run_directory, loaded)
+    run_plan = orchestration.plan(loaded)
+    store = orchestration.open_run_directory(run_directory, loaded)
     try:
-        client, cache = _runner.make_client(run_plan, run_directory, concurrency=concurrency)
+        client, cache = orchestration.make_client(run_plan, run_directory, concurrency=concurrency)
         if wrap_client is not None:
             client = wrap_client(client)
         max_active = max(16, 4 * (concurrency or 64))
@@ -159,7 +159,7 @@ def run_backchannel(
                     await prepare(client)
                 calls_before = client.usage.total().calls
                 wall, cpu = time.perf_counter(), time.process_time()
-                counts = await _runner.execute(
+                counts = await orchestration.execute(
                     run_plan, store, client=client, max_active=max_active
                 )
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -392,7 +392,7 @@ def record_calls(experiment: Path, run_directory: Path, model: str) -> list[list
     `OpenAIBackend` passes (messages, temperature, top_p, max_tokens, seed).
     """
     loaded = load_experiment(experiment)
-    specs = _runner.plan(loaded).specs
+    specs = orchestration.plan(loaded).specs
     recorders: list[_Recorder] = []
 
     def wrap(client: LLMClient) -> LLMClient:

@@ -1,13 +1,14 @@
 """(a) Framework CPU per call with the instant `sim` backend, and where it goes.
 
-A discussion workload runs through the real runner (`_runner.plan/execute` into a temporary run
-directory, SQLite store and response cache included); CPU time is time.process_time around
-execute. The split peels one layer at a time: no response cache; no cache and no store (the
-engine and scheduler alone); and finally a constant backend instead of `sim` (what the engine,
-client and parsing cost without the sim's own hashing). Within the full runner, the CPU of the
-store's compact form (assembling and zstd-compressing each conversation's documents: its meta,
-its events' meta, its prompts) is timed on its own and given as a share of the runner's CPU
-per call (target: at most 5 %). Run: python bench/overhead.py [--quick]
+A discussion workload runs through the real runner (`orchestration.plan/execute` into a
+temporary run directory, SQLite store and response cache included); CPU time is
+time.process_time around execute. The split peels one layer at a time: no response cache; no
+cache and no store (the engine and scheduler alone); and finally a constant backend instead of
+`sim` (what the engine, client and parsing cost without the sim's own hashing). Within the full
+runner, the CPU of the store's compact form (assembling and zstd-compressing each conversation's
+documents: its meta, its events' meta, its prompts) is timed on its own and given as a share of
+the runner's CPU per call (target: at most 5 %).
+Run: python bench/overhead.py [--quick]
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from _harness import (
     write_experiment,
 )
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.backends import LLMClient, RawCompletion, Request, Route, build_client
 from backchannel.engine import ConversationOutcome, ConversationSpec, run_conversation, schedule
 from backchannel.experiment import LoadedExperiment, load_experiment
@@ -57,7 +58,7 @@ class ConstantBackend:
 
 def _engine_only(loaded: LoadedExperiment, client: LLMClient) -> Measured:
     """Every conversation through the scheduler, with nothing stored."""
-    run_plan = _runner.plan(loaded)
+    run_plan = orchestration.plan(loaded)
 
     async def start(position: int, spec: ConversationSpec) -> ConversationOutcome:
         return await run_conversation(
@@ -129,11 +130,13 @@ def run(workload: Workload, *, repeats: int = 1) -> Result:
             keep("runner: store + cache + sim", full)
             if best["runner: store + cache + sim"] is full:
                 compact["ms"] = 1000 * spent[0] / full.calls
-            no_cache = _runner.plan(loaded)
-            store = _runner.open_run_directory(root / f"nocache{repeat}", loaded)
+            no_cache = orchestration.plan(loaded)
+            store = orchestration.open_run_directory(root / f"nocache{repeat}", loaded)
             client = build_client(no_cache.models, cache=None)
             wall, cpu = time.perf_counter(), time.process_time()
-            counts = asyncio.run(_runner.execute(no_cache, store, client=client, max_active=256))
+            counts = asyncio.run(
+                orchestration.execute(no_cache, store, client=client, max_active=256)
+            )
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             store.close()
             if counts["done"] != workload.conversations:

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import machine, table, temporary_directory
 
-from backchannel import _runner, open_run
+from backchannel import open_run, orchestration
 from backchannel.backends._local import LocalBackend, resolve_model_path
 from backchannel.experiment import load_experiment
 
@@ -121,19 +121,19 @@ def run(
     settings updated by `local`; its wall seconds."""
     loaded = load_experiment(experiment, model_override=model)
     loaded.experiment.local = dataclasses.replace(loaded.experiment.local, **local)
-    run_plan = _runner.plan(loaded, limit)
-    store = _runner.open_run_directory(run_directory, loaded)
+    run_plan = orchestration.plan(loaded, limit)
+    store = orchestration.open_run_directory(run_directory, loaded)
     try:
-        client, cache = _runner.make_client(run_plan, run_directory, concurrency=None)
+        client, cache = orchestration.make_client(run_plan, run_directory, concurrency=None)
 
         async def main() -> float:
             try:
                 started = time.perf_counter()
-                counts = await _runner.execute(
+                counts = await orchestration.execute(
                     run_plan,
                     store,
                     client=client,
-                    max_active=_runner.max_active_conversations(run_plan, None),
+                    max_active=orchestration.max_active_conversations(run_plan, None),
                 )
                 if counts["failed"] or counts["incomplete"]:
                     raise RuntimeError(f"conversations not completed: {counts}")

@@ -32,7 +32,7 @@ from _harness import (
     write_experiment,
 )
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.experiment import load_experiment
 from backchannel.store import RunStore
 
@@ -42,11 +42,11 @@ WORKERS = 2
 def run(path: Path, directory: Path, executor: str) -> tuple[float, float, int]:
     """(wall s, driver CPU s, calls) of one whole run."""
     loaded = load_experiment(path)
-    the_plan = _runner.plan(loaded)
-    store = _runner.open_run_directory(directory, loaded)
+    the_plan = orchestration.plan(loaded)
+    store = orchestration.open_run_directory(directory, loaded)
     try:
         wall, cpu = time.perf_counter(), time.process_time()
-        outcome = asyncio.run(_runner.run_plan(the_plan, store, directory, executor=executor))
+        outcome = asyncio.run(orchestration.run_plan(the_plan, store, directory, executor=executor))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     finally:
         store.close()

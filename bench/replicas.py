@@ -44,7 +44,7 @@ from _harness import (
     write_experiment,
 )
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.experiment import load_experiment
 
 TARGET = 0.95
@@ -91,10 +91,10 @@ def run(
 ) -> Result:
     """A whole run through the runner (store and cache); wall time around `execute`."""
     loaded = load_experiment(path)
-    the_plan = _runner.plan(loaded)
-    store = _runner.open_run_directory(directory, loaded)
+    the_plan = orchestration.plan(loaded)
+    store = orchestration.open_run_directory(directory, loaded)
     try:
-        client, cache = _runner.make_client(the_plan, directory, concurrency=None)
+        client, cache = orchestration.make_client(the_plan, directory, concurrency=None)
 
         def progress(finished: int, total: int, usage: Any) -> None:
             if on_stored is not None:
@@ -105,7 +105,7 @@ def run(
                 if at_start is not None:
                     at_start()
                 started = time.perf_counter()
-                counts = await _runner.execute(
+                counts = await orchestration.execute(
                     the_plan, store, client=client, max_active=1024, on_progress=progress
                 )
                 return counts, time.perf_counter() - started

@@ -137,10 +137,10 @@ def test_the_fingerprint_covers_generation_rules_and_is_unchanged_without_them(
 ) -> None:
     import hashlib
 
-    from backchannel import _runner
+    from backchannel import orchestration
 
     def fingerprint(data: dict[str, Any], name: str) -> str:
-        return _runner.fingerprint(load_experiment(write_experiment(data, name=name)))
+        return orchestration.fingerprint(load_experiment(write_experiment(data, name=name)))
 
     endpoint = {"models": "openai/*", "base_url": "http://127.0.0.1:9/v1"}
     plain = discussion_experiment(endpoints=[endpoint])

@@ -53,7 +53,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         globals(),
         {
             # running experiments and reading runs
-            "._api": ("load_experiment", "run", "arun", "open_run", "Run"),
+            ".orchestration": ("load_experiment", "run", "arun", "open_run", "Run"),
             ".analysis": ("RunTables", "Metrics", "CellRow", "Design"),
             # writing paradigms
             ".paradigms": ("AnalysisOptions", "Paradigm", "CallEstimate"),
@@ -77,7 +77,6 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
     )
 
 if TYPE_CHECKING:
-    from backchannel._api import Run, arun, load_experiment, open_run, run
     from backchannel.analysis import CellRow, Design, Metrics, RunTables
     from backchannel.backends import (
         GenerationSettings,
@@ -91,5 +90,6 @@ if TYPE_CHECKING:
     from backchannel.errors import BackchannelError, ConfigError
     from backchannel.interop import open_runs
     from backchannel.judges import JudgeTask, Judging, Pick
+    from backchannel.orchestration import Run, arun, load_experiment, open_run, run
     from backchannel.paradigms import AnalysisOptions, CallEstimate, Paradigm
     from backchannel.report import Report

@@ -113,11 +113,11 @@ def test_a_data_file_that_cannot_give_items_is_named_with_the_fix(
 def empty_run(write_experiment: WriteExperiment, tmp_path: Path, data: dict[str, object]) -> Path:
     """A run directory whose manifest is written but which stored no conversation (a run
     killed before its first conversation finished)."""
-    from backchannel import _runner
+    from backchannel import orchestration
     from backchannel.experiment import load_experiment
 
     run = tmp_path / "run"
-    store = _runner.open_run_directory(run, load_experiment(write_experiment(data)))
+    store = orchestration.open_run_directory(run, load_experiment(write_experiment(data)))
     store.close()
     return run
 

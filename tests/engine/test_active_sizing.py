@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import WriteExperiment, discussion_experiment
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.backends import EndpointSettings, LocalSettings, in_flight_bound, resolve_routes
 from backchannel.engine import active_conversations
 from backchannel.experiment import load_experiment
@@ -65,8 +65,10 @@ def test_a_run_sizes_its_active_set_from_its_endpoints(
         factors={"model": ["openai/fake-model"]},
         endpoints=[{"base_url": "http://127.0.0.1:9/v1", "max_in_flight": max_in_flight}],
     )
-    plan = _runner.plan(load_experiment(write_experiment(data)))
-    assert _runner.max_active_conversations(plan, None) == active
-    assert _runner.max_active_conversations(plan, 1) == 16
-    on_sim = _runner.plan(load_experiment(write_experiment(discussion_experiment(), name="s.yaml")))
-    assert _runner.max_active_conversations(on_sim, None) == 256
+    plan = orchestration.plan(load_experiment(write_experiment(data)))
+    assert orchestration.max_active_conversations(plan, None) == active
+    assert orchestration.max_active_conversations(plan, 1) == 16
+    on_sim = orchestration.plan(
+        load_experiment(write_experiment(discussion_experiment(), name="s.yaml"))
+    )
+    assert orchestration.max_active_conversations(on_sim, None) == 256

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import WriteExperiment, discussion_experiment, invoke
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.experiment import load_experiment
 
 PEER_PRESSURE = {
@@ -74,7 +74,7 @@ def test_any_setting_varies_by_cell_and_the_cell_runs_with_it(
 ) -> None:
     path = write_experiment({**PEER_PRESSURE, "factors": {"rounds": [1, 2]}})
     loaded = load_experiment(path, model_override="sim")
-    plan = _runner.plan(loaded)
+    plan = orchestration.plan(loaded)
     rounds = {key: s.rounds for key, s in plan.settings_by_cell.items()}
     assert rounds == {"rounds=1": 1, "rounds=2": 2}
     by_cell = {

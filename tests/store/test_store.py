@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import WriteExperiment, discussion_experiment
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.analysis import EVENT_COLUMNS, RunTables
 from backchannel.backends import UsageMeter
 from backchannel.engine import ConversationSpec, Event, Item
@@ -63,14 +63,14 @@ def test_opening_a_missing_run_directory_says_how_to_make_one(tmp_path: Path) ->
 def run_plan(path: Path, directory: Path, limit: int | None = None) -> dict[str, int]:
     """Run (or resume) an experiment in-process; returns counts and calls made."""
     loaded = load_experiment(path)
-    plan = _runner.plan(loaded, limit)
-    store = _runner.open_run_directory(directory, loaded)
+    plan = orchestration.plan(loaded, limit)
+    store = orchestration.open_run_directory(directory, loaded)
     plan.done = store.finished_ids()
-    client, cache = _runner.make_client(plan, directory, concurrency=None)
+    client, cache = orchestration.make_client(plan, directory, concurrency=None)
 
     async def main() -> dict[str, int]:
         try:
-            return await _runner.execute(plan, store, client=client, max_active=8)
+            return await orchestration.execute(plan, store, client=client, max_active=8)
         finally:
             await client.aclose()
 
@@ -111,7 +111,7 @@ def test_a_different_experiment_is_refused_on_the_same_directory(
     run_plan(write_experiment(discussion_experiment()), directory, limit=1)
     other = write_experiment(discussion_experiment(seed=12), name="other.yaml")
     with pytest.raises(RunDirectoryError, match="holds a run of a different experiment"):
-        _runner.open_run_directory(directory, load_experiment(other))
+        orchestration.open_run_directory(directory, load_experiment(other))
 
 
 def test_manifest_records_config_provenance_seeds_and_templates(
@@ -140,7 +140,7 @@ def test_manifest_records_config_provenance_seeds_and_templates(
         "turn.txt",
     }
     assert manifest["package_version"] == "0.1.0"
-    source = Path(_runner.__file__).parent
+    source = Path(orchestration.__file__).parent
     head = subprocess.run(
         ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True
     ).stdout.strip()

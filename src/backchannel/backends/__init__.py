@@ -3,7 +3,9 @@
 Model strings are `provider/model`: `openai/<model>` (any OpenAI-compatible server),
 `local/smollm2` or `local/<path.gguf>` (embedded llama.cpp), `sim` or `sim/<name>` (scripted),
 `sim/population` (a simulated population with planted parameters); `#<label>` after a sim model
-makes distinct simulated models (`sim#a`, `sim/population#b`).
+makes distinct simulated models (`sim#a`, `sim/population#b`). Other prefixes come from
+providers registered with `register_provider` or installed under the entry-point group
+`backchannel.providers` (docs/providers.md).
 """
 
 from typing import TYPE_CHECKING
@@ -32,10 +34,17 @@ if TYPE_CHECKING:
     from backchannel.backends._pop_hook import Population, PopulationCall
     from backchannel.backends._population import PopulationBook, PopulationParams
     from backchannel.backends._profile import ModelSettings
+    from backchannel.backends._providers import (
+        Provider,
+        ProviderRoute,
+        RouteContext,
+        get_provider,
+        provider_names,
+        register_provider,
+        unregister_provider,
+    )
     from backchannel.backends._reasoning import Split, ThinkTags, split_reasoning
     from backchannel.backends._registry import (
-        EndpointSettings,
-        LocalSettings,
         build_client,
         check_model,
         check_reachable,
@@ -46,6 +55,7 @@ if TYPE_CHECKING:
     from backchannel.backends._replicas import current_conversation
     from backchannel.backends._retry import RetryPolicy
     from backchannel.backends._scripted import scripted_client
+    from backchannel.backends._settings import EndpointSettings, LocalSettings
     from backchannel.backends._sim import register_sim, scripted_answer, unregister_sim
     from backchannel.backends._types import (
         CallInfo,
@@ -90,6 +100,8 @@ __all__ = [
     "PopulationParams",
     "Price",
     "PriorityLimiter",
+    "Provider",
+    "ProviderRoute",
     "Ranking",
     "RawCompletion",
     "ReasoningEffort",
@@ -98,6 +110,7 @@ __all__ = [
     "ResponseCache",
     "RetryPolicy",
     "Route",
+    "RouteContext",
     "Seen",
     "SharedCalls",
     "Split",
@@ -116,12 +129,15 @@ __all__ = [
     "current_conversation",
     "damaged_cache_message",
     "gbnf_grammar",
+    "get_provider",
     "in_flight_bound",
     "is_simulated",
     "model_caveat",
     "parse",
+    "provider_names",
     "redact_urls",
     "redact_userinfo",
+    "register_provider",
     "register_sim",
     "resolve_routes",
     "scripted_answer",
@@ -129,6 +145,7 @@ __all__ = [
     "shown_url",
     "split_model",
     "split_reasoning",
+    "unregister_provider",
     "unregister_sim",
     "url_problem",
 ]
@@ -155,9 +172,16 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._population": ("PopulationBook", "PopulationParams"),
             "._profile": ("ModelSettings",),
             "._reasoning": ("Split", "ThinkTags", "split_reasoning"),
+            "._providers": (
+                "Provider",
+                "ProviderRoute",
+                "RouteContext",
+                "get_provider",
+                "provider_names",
+                "register_provider",
+                "unregister_provider",
+            ),
             "._registry": (
-                "EndpointSettings",
-                "LocalSettings",
                 "build_client",
                 "check_model",
                 "check_reachable",
@@ -168,6 +192,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._replicas": ("current_conversation",),
             "._retry": ("RetryPolicy",),
             "._scripted": ("scripted_client",),
+            "._settings": ("EndpointSettings", "LocalSettings"),
             "._sim": ("register_sim", "scripted_answer", "unregister_sim"),
             "._types": (
                 "CallInfo",

@@ -54,8 +54,8 @@ def metrics_command(
     ] = False,
 ) -> None:
     """The paradigm's metrics of a run: its headline table first, then every section."""
-    from backchannel._api import compute_metrics
     from backchannel.analysis import jsonable
+    from backchannel.orchestration import compute_metrics
     from backchannel.paradigms import AnalysisOptions
 
     run_tables = load_tables(run, tables)
@@ -68,10 +68,10 @@ def metrics_command(
     if as_json:
         out.print(text, markup=False, highlight=False, soft_wrap=True)
         return
-    from backchannel._api import run_models
     from backchannel.analysis import Metrics
     from backchannel.backends import model_caveat
     from backchannel.cli._metrics_view import print_metrics, section_names
+    from backchannel.orchestration import run_models
 
     data = json.loads(text)
     if section is not None and section not in data:
@@ -158,7 +158,7 @@ def report_command(
     threshold: ThresholdOption = None,
 ) -> None:
     """Write a self-contained HTML report with figures, and its tables as CSV beside it."""
-    from backchannel._api import write_report
+    from backchannel.orchestration import write_report
     from backchannel.paradigms import AnalysisOptions
     from backchannel.store import incomplete_summary
 

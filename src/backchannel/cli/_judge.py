@@ -25,7 +25,7 @@ def _run_client(
 ) -> tuple[Any, Any]:
     """A client for `models` with the run's endpoints, local settings and response cache, and
     its paradigm's simulated population under the run's parameters."""
-    from backchannel import _runner
+    from backchannel import orchestration
     from backchannel.experiment import Experiment
     from backchannel.store import CACHE_NAME, RunStore
 
@@ -49,7 +49,7 @@ def _run_client(
     if rules is not None and experiment.population is not None:
         population = rules.readable(experiment.population)
         experiment = experiment.model_copy(update={"population": population})
-    return _runner.experiment_client(
+    return orchestration.experiment_client(
         experiment, models, run / CACHE_NAME, concurrency=concurrency, population_rules=rules
     )
 

@@ -89,13 +89,13 @@ def run_command(
         TimeRemainingColumn,
     )
 
-    from backchannel import _runner
+    from backchannel import orchestration
     from backchannel.experiment import load_experiment
     from backchannel.store import describe_quality, unusable_message
 
     _stopping.clear()
     loaded = load_experiment(experiment, model_override=model)
-    run_plan = _runner.plan(loaded, limit)
+    run_plan = orchestration.plan(loaded, limit)
     print_skipped([s.as_dict() for s in run_plan.skipped])
     if dry_run:
         estimate = run_plan.estimate(only_todo=False)
@@ -117,18 +117,16 @@ def run_command(
                 f"{estimate['calls'] - shared})"
             )
         return
-    warning = _runner.small_model_warning(run_plan.models)
+    warning = orchestration.small_model_warning(run_plan.models)
     if warning:
         err.print(f"[yellow]note:[/] {warning}")
-    _runner.check_models(run_plan, concurrency=concurrency)
-    from backchannel._ray import check_executor
-
-    check_executor(executor)
-    _runner.check_reachable(run_plan)
-    store = _runner.open_run_directory(output, loaded)
+    orchestration.check_models(run_plan, concurrency=concurrency)
+    orchestration.check_executor(executor)
+    orchestration.check_reachable(run_plan)
+    store = orchestration.open_run_directory(output, loaded)
     try:
         run_plan.done = store.finished_ids()
-        _runner.record_plan(store, run_plan)
+        orchestration.record_plan(store, run_plan)
         todo = len(run_plan.todo)
         if run_plan.done:
             err.print(f"resuming: {len(run_plan.done)} conversations already stored, {todo} to run")
@@ -153,7 +151,7 @@ def run_command(
                     line = _usage_line(client.usage.total()) + _replica_line(client)
                     progress.update(task, usage=line)
 
-            async def main() -> _runner.RunOutcome:
+            async def main() -> orchestration.RunOutcome:
                 # SIGTERM stops the run the way Ctrl-C does: cancel, keep what is committed.
                 loop, task = asyncio.get_running_loop(), asyncio.current_task()
                 assert task is not None
@@ -161,7 +159,7 @@ def run_command(
                 if terminable:
                     loop.add_signal_handler(signal.SIGTERM, _stop, task)
                 try:
-                    return await _runner.run_plan(
+                    return await orchestration.run_plan(
                         run_plan,
                         store,
                         output,

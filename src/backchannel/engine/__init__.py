@@ -20,9 +20,15 @@ if TYPE_CHECKING:
         Item,
         Label,
         Payload,
+    )
+    from backchannel.engine._events import (
+        CHANNELS,
+        RECIPIENTS,
+        Channel,
+        Event,
+        EventLog,
         Postprocess,
     )
-    from backchannel.engine._events import CHANNELS, RECIPIENTS, Channel, Event, EventLog
     from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
     from backchannel.engine._order import OrderPolicy, speaking_order
     from backchannel.engine._room import PROBE_SETTINGS, Room, Shown
@@ -108,9 +114,8 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "Item",
                 "Label",
                 "Payload",
-                "Postprocess",
             ),
-            "._events": ("CHANNELS", "RECIPIENTS", "Channel", "Event", "EventLog"),
+            "._events": ("CHANNELS", "RECIPIENTS", "Channel", "Event", "EventLog", "Postprocess"),
             "._memory": ("MODERATOR", "Entry", "render_view", "visible_entries"),
             "._order": ("OrderPolicy", "speaking_order"),
             "._room": ("PROBE_SETTINGS", "Room", "Shown"),

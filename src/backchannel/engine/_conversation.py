@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -23,7 +23,8 @@ from backchannel.backends import (
     Seen,
     UsageMeter,
 )
-from backchannel.engine._events import Channel, Event, EventLog
+from backchannel.engine._events import Channel, Event, EventLog, Postprocess
+from backchannel.engine._room import Room
 from backchannel.seeding import derive_seed
 
 Payload = Mapping[str, Any]
@@ -31,14 +32,9 @@ Payload = Mapping[str, Any]
 question, statement or scenario a paradigm's `items()` builds and its `run()` reads back from
 `ctx.spec.item.payload`. Read it, never change it: every conversation of the item shares it."""
 
-Postprocess = Callable[[Event], Event]
-"""Returns a reshaped copy of a freshly filled event (its text, value, meta; e.g. with
-`dataclasses.replace`) before it is stored or enters a room."""
-
 if TYPE_CHECKING:
     from backchannel.engine._agent import Agent
     from backchannel.engine._order import OrderPolicy
-    from backchannel.engine._room import Room
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +132,6 @@ class ConversationContext(Generic[S]):
         preamble: str = "",
         hears: Mapping[str, frozenset[str]] | None = None,
     ) -> Room:
-        from backchannel.engine._room import Room
-
         return Room(
             self,
             agents,

@@ -8,7 +8,7 @@ reshaping it afterwards, makes a new event that takes the reserved one's place i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, get_args
@@ -98,6 +98,11 @@ class Event:
             reasoning_tokens=completion.reasoning_tokens,
             meta=meta,
         )
+
+
+Postprocess = Callable[[Event], Event]
+"""Returns a reshaped copy of a freshly filled event (its text, value, meta; e.g. with
+`dataclasses.replace`) before it is stored or enters a room."""
 
 
 class EventLog:

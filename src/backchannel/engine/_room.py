@@ -21,8 +21,7 @@ from backchannel.backends import (
     Seen,
 )
 from backchannel.engine._agent import Agent
-from backchannel.engine._conversation import Postprocess
-from backchannel.engine._events import RECIPIENTS, Event
+from backchannel.engine._events import RECIPIENTS, Event, Postprocess
 from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
 from backchannel.engine._order import OrderPolicy, speaking_order
 

@@ -1,12 +1,12 @@
 """Paradigms by name: the built-in ones, `package.module:Class` paths, and third-party packages
-that register under the entry-point group `backchannel.paradigms`. All are imported lazily."""
+that register under the entry-point group `backchannel.paradigms`. All are imported lazily, by
+the loader providers share (`backchannel._extensions`)."""
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
+from backchannel._extensions import Registry
 from backchannel.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -24,52 +24,38 @@ BUILT_IN: dict[str, str] = {
 PARADIGMS = BUILT_IN  # the built-in names (kept for callers that list them)
 
 
-def registered() -> dict[str, str]:
-    """Every paradigm name this installation knows: built-in ones and entry points."""
-    found = dict(BUILT_IN)
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(entry.name, entry.value)
-    return found
-
-
-def _load(target: str, label: str) -> type[Paradigm[Any]]:
+def _paradigm_class(value: Any, what: str) -> type[Paradigm[Any]]:
     from backchannel.paradigms._base import Paradigm
 
-    module_name, _, attribute = target.partition(":")
-    try:
-        value: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            value = getattr(value, part)
-    except ImportError as error:
-        raise ConfigError(
-            f"paradigm {label!r}: cannot import {module_name!r} ({error}); install the package "
-            "that provides it, or check the module path"
-        ) from error
-    except AttributeError:
-        raise ConfigError(
-            f"paradigm {label!r}: module {module_name!r} has no {attribute!r}; "
-            "write it as package.module:ClassName"
-        ) from None
     if not (isinstance(value, type) and issubclass(value, Paradigm)):
-        raise ConfigError(f"paradigm {label!r}: {target} is not a subclass of backchannel.Paradigm")
+        raise ConfigError(f"{what}: {value!r} is not a subclass of backchannel.Paradigm")
     return value
+
+
+REGISTRY: Registry[type[Paradigm[Any]]] = Registry(
+    "paradigm", ENTRY_POINT_GROUP, BUILT_IN, _paradigm_class, "write it as package.module:ClassName"
+)
+
+
+def registered() -> dict[str, str]:
+    """Every paradigm name this installation knows (built-in ones and entry points), with the
+    `package.module:Class` target of its first source."""
+    return {name: sources[0].target for name, sources in sorted(REGISTRY.sources().items())}
 
 
 def get_paradigm(name: str) -> Paradigm[Any]:
     """The paradigm of an experiment file's `paradigm:` field: a registered name (built-in or an
     entry point) or a `package.module:Class` path."""
     if ":" in name:
-        target = name
+        cls = REGISTRY.load(name, name)
     else:
-        known = registered()
-        found = known.get(name)
+        found = REGISTRY.get(name)
         if found is None:
             raise ConfigError(
-                f"unknown paradigm {name!r}; choose one of: {', '.join(sorted(known))}, "
+                f"unknown paradigm {name!r}; choose one of: {', '.join(REGISTRY.names())}, "
                 "or give a package.module:Class path"
             )
-        target = found
-    cls = _load(target, name)
+        cls = found
     try:
         return cls()
     except TypeError as error:  # an abstract method left out

@@ -34,7 +34,7 @@ def check_paradigm(
 ) -> list[str]:
     """Problems found running `experiment` on `model` (default the built-in `sim`) under
     `workdir`; `factors` maps settings to two levels each, every one tried as a factor."""
-    from backchannel._api import load_experiment
+    from backchannel.orchestration import load_experiment
 
     root = Path(workdir)
     root.mkdir(parents=True, exist_ok=True)
@@ -46,16 +46,16 @@ def check_paradigm(
 
 
 def _run_checks(loaded: Any, directory: Path, limit: int | None) -> list[str]:
-    from backchannel import _runner
-    from backchannel._api import run
+    from backchannel import orchestration
+    from backchannel.orchestration import run
 
     problems: list[str] = []
     whole = run(loaded, directory / "whole", limit=limit)
-    estimated = _runner.plan(loaded, limit).estimate(only_todo=False)["calls"]
+    estimated = orchestration.plan(loaded, limit).estimate(only_todo=False)["calls"]
     made = _requests(whole.path)
     if estimated != made:
         problems.append(f"the estimate says {estimated} calls, the run made {made}")
-    half = max(1, (limit or len(_runner.plan(loaded).specs)) // 2)
+    half = max(1, (limit or len(orchestration.plan(loaded).specs)) // 2)
     run(loaded, directory / "resumed", limit=half)
     resumed = run(loaded, directory / "resumed", limit=limit)
     problems += _event_differences(whole.tables.events, resumed.tables.events)
@@ -157,8 +157,8 @@ def _prompt_text(stored: Any) -> str:
 def _factor_check(
     experiment: str | Path, model: str, directory: Path, name: str, levels: list[Any]
 ) -> list[str]:
-    from backchannel._api import load_experiment, run
     from backchannel.analysis import Design, Metrics, separation_problems
+    from backchannel.orchestration import load_experiment, run
 
     if len(levels) != 2 or levels[0] == levels[1]:
         return [f"factor {name}: give two distinct levels, got {levels!r}"]
@@ -167,9 +167,9 @@ def _factor_check(
     varied = loaded.experiment.model_copy(update={"factors": factors})
     loaded.paradigm.check_factors(list(factors))
     loaded = type(loaded)(loaded.path, loaded.text, varied, loaded.paradigm, loaded.settings)
-    from backchannel import _runner
+    from backchannel import orchestration
 
-    cells = len({s.cell_key for s in _runner.plan(loaded).specs})
+    cells = len({s.cell_key for s in orchestration.plan(loaded).specs})
     stored = run(loaded, directory, limit=2 * cells)
     metrics = stored.metrics()
     if not isinstance(metrics, Metrics):

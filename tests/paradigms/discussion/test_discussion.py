@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from conftest import WriteExperiment, discussion_experiment
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.analysis import RunTables
 from backchannel.backends import Request, register_sim, unregister_sim
 from backchannel.experiment import load_experiment
@@ -46,13 +46,13 @@ def recorder() -> Iterator[Recorder]:
 
 def run(path: Path, directory: Path) -> RunTables:
     loaded = load_experiment(path)
-    plan = _runner.plan(loaded)
-    store = _runner.open_run_directory(directory, loaded)
-    client, cache = _runner.make_client(plan, directory, concurrency=2)
+    plan = orchestration.plan(loaded)
+    store = orchestration.open_run_directory(directory, loaded)
+    client, cache = orchestration.make_client(plan, directory, concurrency=2)
 
     async def main() -> None:
         try:
-            await _runner.execute(plan, store, client=client, max_active=4)
+            await orchestration.execute(plan, store, client=client, max_active=4)
         finally:
             await client.aclose()
 
@@ -90,7 +90,7 @@ def test_estimate_equals_calls_made(
     data = discussion_experiment(factors={"model": [f"sim/{SIM}"], "agents": [1, 4]})
     data["settings"]["rounds"] = 2
     path = write_experiment(data)
-    estimate = _runner.plan(load_experiment(path)).estimate()
+    estimate = orchestration.plan(load_experiment(path)).estimate()
     run(path, tmp_path / "run")
     assert estimate["calls"] == len(recorder.requests)
     # 2 questions x [(1*2 + 1*3) + (4*2 + 4*3)] = 2 x (5 + 20) = 50.

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.backends import Request, build_client, register_sim, unregister_sim
 from backchannel.datasets import FactItem, load_shipped
 from backchannel.engine import ConversationSpec, run_conversation
@@ -95,7 +95,7 @@ def test_a_design_runs_with_the_estimated_calls_and_no_private_leak(
     run = tmp_path / "run"
     result = invoke("run", path, "-o", run)
     assert result.exit_code == 0, result.output
-    estimate = _runner.plan(load_experiment(path)).estimate(only_todo=False)
+    estimate = orchestration.plan(load_experiment(path)).estimate(only_todo=False)
     store = RunStore(run)
     try:
         tables = store.tables()
@@ -264,7 +264,7 @@ def test_cells_and_settings_are_checked() -> None:
 @pytest.mark.parametrize("name", ["peer_pressure.yaml", "quickstart.yaml"])
 def test_the_examples_load_and_expand(name: str) -> None:
     loaded = load_experiment(ROOT / "examples" / name, model_override="sim")
-    plan = _runner.plan(loaded)
+    plan = orchestration.plan(loaded)
     assert plan.specs and plan.estimate(only_todo=False)["calls"] > 0
 
 

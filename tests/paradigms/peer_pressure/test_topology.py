@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from backchannel import _runner
+from backchannel import orchestration
 from backchannel.backends import EndpointSettings, build_client
 from backchannel.engine import ConversationSpec, run_conversation
 from backchannel.experiment import load_experiment
@@ -258,7 +258,7 @@ def test_large_groups_make_exactly_the_calls_the_dry_run_predicts(tmp_path: Path
     run = tmp_path / "run"
     result = invoke("run", path, "-o", run)
     assert result.exit_code == 0, result.output
-    estimate = _runner.plan(load_experiment(path)).estimate(only_todo=False)
+    estimate = orchestration.plan(load_experiment(path)).estimate(only_todo=False)
     store = RunStore(run)
     try:
         calls = store.usage().total().calls

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backchannel._runner import plan
 from backchannel.experiment import load_experiment
+from backchannel.orchestration import plan
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_limit_covers_every_cell_first() -> None:

@@ -1,4 +1,5 @@
-"""The Python front door: run an experiment and open a stored run from a script or notebook.
+"""The Python front door: run an experiment and open a stored run (its tables and metrics) from
+a script or notebook.
 
 The CLI commands are thin wrappers over the same functions, so a notebook and the shell see the
 same runs, the same errors and the same figures.
@@ -13,15 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backchannel.errors import RunDirectoryError
+from backchannel.orchestration._metrics import compute_metrics
+from backchannel.orchestration._report import write_report
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from backchannel._runner import ProgressCallback
-    from backchannel.analysis import Headline, Metrics, RunTables, Study
+    from backchannel.analysis import Metrics, RunTables
     from backchannel.experiment import LoadedExperiment
+    from backchannel.orchestration._execute import ProgressCallback
     from backchannel.paradigms import AnalysisOptions, Paradigm
-    from backchannel.report import Report
 
 
 def load_experiment(path: str | Path, *, model: str | None = None) -> LoadedExperiment:
@@ -45,7 +47,7 @@ async def arun(
     Conversations whose calls failed after every retry are stored as incomplete and counted in
     `Run.counts`; calling again on the same directory retries them from the cache.
     """
-    from backchannel import _runner
+    from backchannel.orchestration import _checks, _directory, _execute, _plan
 
     loaded = (
         experiment
@@ -55,14 +57,14 @@ async def arun(
     if model is not None and not isinstance(experiment, str | Path):
         raise ValueError("pass `model` with a path; a loaded experiment already has its models")
     directory = Path(output)
-    run_plan = _runner.plan(loaded, limit)
-    _runner.check_models(run_plan, concurrency=concurrency)
-    await _runner.acheck_reachable(run_plan)
-    store = _runner.open_run_directory(directory, loaded)
+    run_plan = _plan.plan(loaded, limit)
+    _checks.check_models(run_plan, concurrency=concurrency)
+    await _checks.acheck_reachable(run_plan)
+    store = _directory.open_run_directory(directory, loaded)
     try:
         run_plan.done = store.finished_ids()
-        _runner.record_plan(store, run_plan)
-        await _runner.run_plan(
+        _directory.record_plan(store, run_plan)
+        await _execute.run_plan(
             run_plan, store, directory, concurrency=concurrency, on_progress=on_progress
         )
     finally:
@@ -98,110 +100,6 @@ def analysis_options(
     from backchannel.paradigms import AnalysisOptions
 
     return AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
-
-
-def compute_metrics(
-    paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions
-) -> Metrics | dict[str, Any]:
-    """The paradigm's metrics under `options`, after refusing options it does not read and
-    judges the run lacks."""
-    paradigm.check_options(options)
-    judges = {"judge": options.judge, "second_judge": options.second_judge}
-    present = set(str(j) for j in tables.labels["judge"].dropna().unique())
-    for option, name in judges.items():
-        if name and name not in present:
-            listed = ", ".join(sorted(present)) or "none (this run has no judge labels)"
-            from backchannel.errors import ConfigError
-
-            raise ConfigError(
-                f"--{option.replace('_', '-')} {name}: no labels of that judge in the run; "
-                f"judges in the run: {listed}"
-            )
-    with tables.reuse():  # the metrics share one decoding of the run's events
-        return paradigm.metrics(tables, options)
-
-
-def write_report(
-    paradigm: Paradigm[Any],
-    tables: RunTables,
-    options: AnalysisOptions,
-    output: Path,
-    *,
-    title: str,
-) -> Path:
-    """Write the self-contained HTML report (and its tables as CSV) into `output`."""
-    if output.exists() and not output.is_dir():
-        raise RunDirectoryError(f"{output} is a file; pass a directory with -o")
-    with tables.reuse():
-        return _write_report(paradigm, tables, options, output, title=title)
-
-
-def _write_report(
-    paradigm: Paradigm[Any],
-    tables: RunTables,
-    options: AnalysisOptions,
-    output: Path,
-    *,
-    title: str,
-) -> Path:
-    from backchannel.backends import model_caveat
-    from backchannel.report import Report
-    from backchannel.store import answer_quality, incomplete_summary, unusable_message
-
-    figures = compute_metrics(paradigm, tables, options)
-    manifest = tables.manifest
-    report = Report(
-        f"{manifest.get('name', title)}: {paradigm.name}",
-        f"run {manifest.get('run_id')} · {len(tables.conversations)} conversations",
-    )
-    partial = incomplete_summary(manifest.get("run_state"))
-    if partial:
-        report.banner(partial)
-    unusable = unusable_message(answer_quality(tables.core_events))
-    if unusable:
-        report.banner(unusable[0].upper() + unusable[1:] + ".")
-    caveat = model_caveat(run_models(tables))
-    if caveat is not None:
-        report.banner(caveat)
-    from backchannel.analysis import Metrics
-
-    headline = figures.headline() if isinstance(figures, Metrics) else None
-    if headline is not None:
-        report.section(headline.title, headline.note or None)
-        report.table("headline", headline.pivot(), "The study's main table, from this run")
-    paradigm.report(tables, figures, report)
-    study = paradigm.study() if headline is not None else None
-    if headline is not None and study is not None:
-        _study_section(report, headline, study)
-    try:
-        return report.write(output)
-    except OSError as error:
-        raise RunDirectoryError(
-            f"cannot write the report into {output} ({error.strerror or error}); pass a "
-            "writable folder with -o"
-        ) from None
-
-
-def _study_section(report: Report, headline: Headline, study: Study) -> None:
-    """The study's published values beside the run's estimates, cell by cell."""
-    from backchannel.analysis import compare_study, comparison_frame
-
-    report.section(
-        "Beside the study",
-        f"{study.citation}\n\nEach published value next to this run's estimate in the same "
-        "cell, and whether it lies inside the run's 95 % interval. " + study.note,
-    )
-    report.table("study_comparison", comparison_frame(compare_study(headline, study)))
-
-
-def run_models(tables: RunTables) -> set[str]:
-    """Every model that answered in a run: its events' and its judge labels' models."""
-    events = tables.core_events
-    models = set(events["model"].dropna().astype(str)) if len(events) else set()
-    if len(tables.labels) and "model" in tables.labels:
-        labelled = set(tables.labels["model"].dropna().astype(str))
-        models |= {m for m in labelled if "/" in m or m.startswith("sim")}  # not "rule"
-    return models
 
 
 @dataclass

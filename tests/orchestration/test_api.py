@@ -10,7 +10,7 @@ import pytest
 
 import backchannel as bc
 
-QUICKSTART = Path(__file__).resolve().parents[1] / "examples" / "quickstart.yaml"
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart.yaml"
 
 
 def test_the_quickstart_runs_and_reads_back_through_the_api(tmp_path: Path) -> None:

@@ -28,41 +28,19 @@ from backchannel.backends import (
     current_conversation,
 )
 from backchannel.engine import ConversationSpec, Event, run_conversation
-from backchannel.errors import BackendUnavailable, ConfigError
+from backchannel.errors import BackendUnavailable
 from backchannel.experiment import LoadedExperiment
+from backchannel.orchestration._checks import import_ray
 
 if TYPE_CHECKING:
-    from backchannel._plan import Plan
+    from backchannel.orchestration._plan import Plan
     from backchannel.store import RunStore
 
-INSTALL_HINT = "the Ray executor needs Ray; install it with: pip install 'backchannel[ray]'"
 MAX_ATTEMPTS = 12
 """Times one conversation is started before a run gives up on lost workers (with backoff of
 up to RESTART_WAIT_S between starts: about a minute for a worker to come back)."""
 RESTART_WAIT_S = 5.0
 CONVERSATIONS_PER_WORKER_SLOT = 4
-
-
-def import_ray() -> Any:
-    """The `ray` module, or a ConfigError naming the install command."""
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError(INSTALL_HINT) from None
-    return ray
-
-
-def check_executor(executor: str) -> None:
-    """Raise ConfigError unless `executor` is `asyncio`, `ray` or `ray://HOST:PORT` with Ray
-    installed."""
-    if executor == "asyncio":
-        return
-    if executor != "ray" and not executor.startswith("ray://"):
-        raise ConfigError(
-            f"unknown executor {executor!r}; use asyncio, ray (a local or RAY_ADDRESS cluster) "
-            "or ray://HOST:PORT"
-        )
-    import_ray()
 
 
 class TaskCache(ResponseCache):

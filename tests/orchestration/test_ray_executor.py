@@ -16,12 +16,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from backchannel import _runner
-from backchannel._ray import check_executor, execute_on_ray
+from backchannel import orchestration
 from backchannel.analysis import RunTables
 from backchannel.backends import ResponseCache, UsageMeter
 from backchannel.errors import ConfigError
 from backchannel.experiment import load_experiment
+from backchannel.orchestration import check_executor, execute_on_ray
 from backchannel.store import CACHE_NAME, RunStore, export_tables
 
 COMPARED_OUT = ("latency_s", "cached")
@@ -88,10 +88,10 @@ def experiment(directory: Path, questions: int, **extra: Any) -> Path:
 
 def run(path: Path, directory: Path, executor: str) -> None:
     loaded = load_experiment(path)
-    the_plan = _runner.plan(loaded)
-    store = _runner.open_run_directory(directory, loaded)
+    the_plan = orchestration.plan(loaded)
+    store = orchestration.open_run_directory(directory, loaded)
     try:
-        outcome = asyncio.run(_runner.run_plan(the_plan, store, directory, executor=executor))
+        outcome = asyncio.run(orchestration.run_plan(the_plan, store, directory, executor=executor))
     finally:
         store.close()
     assert outcome.counts["done"] == len(the_plan.specs)
@@ -137,9 +137,9 @@ def test_a_worker_killed_mid_run_changes_nothing(
     clean_requests = len(server.server.requests)
 
     loaded = load_experiment(path)
-    the_plan = _runner.plan(loaded)
+    the_plan = orchestration.plan(loaded)
     directory = tmp_path / "killed"
-    store = _runner.open_run_directory(directory, loaded)
+    store = orchestration.open_run_directory(directory, loaded)
     cache = ResponseCache(directory / CACHE_NAME)
     pids: list[int] = []
     killed: list[int] = []

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from conftest import ThreadedServer, WriteExperiment, discussion_experiment, invoke
 
-from backchannel import _runner
-from backchannel.experiment import load_experiment
+from backchannel import orchestration
+from backchannel.experiment import load_experiment, redact
 from backchannel.store import RunStore
 
 KEY = "sk-literal-0123456789abcdef"
@@ -63,7 +63,7 @@ QUICK_RETRY = {"max_retries": 1, "base_delay_s": 0.0, "max_delay_s": 0.0}
     ],
 )
 def test_redact_removes_a_literal_key_in_every_yaml_form(text: str, expected: str) -> None:
-    redacted = _runner.redact(text)
+    redacted = redact(text)
     assert redacted == expected
     assert KEY not in redacted
 
@@ -75,10 +75,10 @@ def test_redact_keeps_other_fields_and_the_key_variable_name() -> None:
         "  - api_key_env: BC_KEY  # not a comment: no space before the # in the name\n"
         "    base_url: http://h/v1\n"
     )
-    assert _runner.redact(text) == text
+    assert redact(text) == text
     # A URL's fragment (like its query string) can carry a key: it goes, the comment stays.
     fragment = "    base_url: http://h/v1#api_key:x  # a comment\n"
-    assert _runner.redact(fragment) == "    base_url: http://h/v1?<redacted>  # a comment\n"
+    assert redact(fragment) == "    base_url: http://h/v1?<redacted>  # a comment\n"
 
 
 def test_redact_of_a_key_shared_through_an_alias_leaves_readable_yaml() -> None:
@@ -91,14 +91,14 @@ def test_redact_of_a_key_shared_through_an_alias_leaves_readable_yaml() -> None:
         "  - <<: *d\n"
         "    base_url: http://h/v1\n"
     )
-    redacted = _runner.redact(text)
+    redacted = redact(text)
     assert redacted == text.replace(KEY, "<redacted>")
     assert yaml.safe_load(redacted)["endpoints"][1]["api_key"] == "<redacted>"
 
 
 def test_redact_of_a_block_scalar_keeps_the_next_line() -> None:
     text = f"endpoints:\n  - api_key: |\n      {KEY}\n    base_url: http://h/v1\n"
-    redacted = _runner.redact(text)
+    redacted = redact(text)
     assert redacted == "endpoints:\n  - api_key: <redacted>\n    base_url: http://h/v1\n"
     assert yaml.safe_load(redacted)["endpoints"][0]["base_url"] == "http://h/v1"
 
@@ -106,7 +106,7 @@ def test_redact_of_a_block_scalar_keeps_the_next_line() -> None:
 def test_redact_removes_a_key_left_in_a_comment() -> None:
     # A key commented out when switching to api_key_env is still the key's bytes.
     text = f"endpoints:\n  # - api_key: {KEY}\n  - api_key_env: BC_KEY  #api_key:{KEY}\n"
-    redacted = _runner.redact(text)
+    redacted = redact(text)
     assert KEY not in redacted
     assert redacted == (
         "endpoints:\n  # - api_key: <redacted>\n  - api_key_env: BC_KEY  #api_key:<redacted>\n"
@@ -224,7 +224,7 @@ CHANGES = {
 
 
 def fingerprint_of(write: WriteExperiment, data: dict[str, Any], name: str) -> str:
-    return _runner.fingerprint(load_experiment(write(data, name=name)))
+    return orchestration.fingerprint(load_experiment(write(data, name=name)))
 
 
 @pytest.mark.parametrize("field", list(KEEPS))
