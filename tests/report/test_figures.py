@@ -75,8 +75,16 @@ def test_line_over_rounds_sorts_rounds_and_draws_bands() -> None:
     np.testing.assert_allclose(lines[0].get_xdata(), [0, 1, 2])
     np.testing.assert_allclose(lines[0].get_ydata(), [0.2, 0.4, 0.6])
     np.testing.assert_allclose(lines[1].get_ydata(), [0.5, 0.5, 0.5])
-    assert len(ax.collections) == 2  # one band per group
-    band_y = ax.collections[0].get_paths()[0].vertices[:, 1]
+    from matplotlib.collections import FillBetweenPolyCollection, PathCollection
+
+    bands = [c for c in ax.collections if isinstance(c, FillBetweenPolyCollection)]
+    assert len(bands) == 2  # one band per group
+    # Each point is also a marker linked to its row (the report resolves the links).
+    points = [c for c in ax.collections if isinstance(c, PathCollection)]
+    assert [u for c in points for u in c.get_urls()] == [
+        f"backchannel-row:{i}" for i in (1, 2, 0, 3, 4, 5)
+    ]
+    band_y = bands[0].get_paths()[0].vertices[:, 1]
     # The x band spans from the lowest lo (0.1) to the highest hi (0.7).
     assert band_y.min() == pytest.approx(0.1)
     assert band_y.max() == pytest.approx(0.7)

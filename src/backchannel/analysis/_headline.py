@@ -62,6 +62,10 @@ class Headline(BaseModel):
         records = [{**value.cell, **value.model_dump(exclude={"cell"})} for value in self.rows]
         return pd.DataFrame(records)
 
+    def label(self, value: HeadlineValue) -> str:
+        """The column `pivot` puts `value` in: its measure and its levels of `columns`."""
+        return " ".join([value.measure, *(f"{k}={value.cell.get(k)}" for k in self.columns)])
+
     def pivot(self) -> pd.DataFrame:
         """The study's layout: rows by `index`, columns by measure and `columns`, each cell
         `estimate [low, high] n=N` (text)."""
@@ -69,11 +73,10 @@ class Headline(BaseModel):
 
         records = []
         for value in self.rows:
-            label = " ".join([value.measure, *(f"{k}={value.cell.get(k)}" for k in self.columns)])
             records.append(
                 {
                     **{k: value.cell.get(k) for k in self.index},
-                    "column": label,
+                    "column": self.label(value),
                     "text": value.text(),
                 }
             )

@@ -6,11 +6,16 @@ in the frame: sort the frame to choose the order. `facet` draws small multiples 
 level, shared axes) instead of one crowded panel; legends sit outside the data; long tick labels
 slant; colours are Okabe-Ito and, past eight groups, also differ in hatch or marker, so no two
 groups look alike.
+
+Each helper keeps the frame it drew (`figure_data`), and marks each bar or point with a link
+to its row (`ROW_URL` + the row's position), which the report resolves to the viewer's list of
+that row's conversations and writes as the figure's CSV.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +40,9 @@ PALETTE = (
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")
 LINESTYLES = ("-", "--", ":", "-.")
+ROW_URL = "backchannel-row:"
+"""A bar's or point's link before the report resolves it: this prefix and the row position."""
+_DRAWN: weakref.WeakKeyDictionary[Figure, pd.DataFrame] = weakref.WeakKeyDictionary()
 MAX_PANELS = 12
 """More facet levels than this make panels too small to read: the caller must split them."""
 
@@ -47,6 +55,23 @@ def _floor_at_zero(ax: Axes, *columns: pd.Series) -> None:
         top = float(values.max())
         # An explicit top from all the data, so panels sharing the axis all show every point.
         ax.set_ylim(bottom=0, top=top * 1.05 if top > 0 else 1)
+
+
+def figure_data(fig: Figure) -> pd.DataFrame | None:
+    """The frame a helper of this module drew `fig` from (rows in the positions its links
+    name), or None for a figure drawn otherwise."""
+    return _DRAWN.get(fig)
+
+
+def _drawn(fig: Figure, frame: pd.DataFrame) -> Figure:
+    _DRAWN[fig] = frame
+    return fig
+
+
+def _link(artists: Sequence[Any], rows: pd.Index) -> None:
+    """Link each bar to its row of the frame (positions, after `reset_index`)."""
+    for artist, row in zip(artists, rows, strict=True):
+        artist.set_url(f"{ROW_URL}{int(row)}")
 
 
 def _new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
@@ -174,6 +199,7 @@ def bar_with_intervals(
     """Bars of `y` per `x` (grouped by `hue`) with error bars from `low` to `high`; with
     `facet`, one panel per level of that column."""
     _require(frame, [x, y, low, high, hue, facet])
+    frame = frame.reset_index(drop=True)
     keys = [k for k in (x, hue, facet) if k is not None]
     if frame.duplicated(subset=keys).any():
         raise ValueError(f"each ({', '.join(keys)}) combination must appear once")
@@ -202,7 +228,7 @@ def bar_with_intervals(
                     rows[high].to_numpy(dtype=float) - values,
                 ]
             ).clip(min=0.0)
-            ax.bar(
+            bars = ax.bar(
                 offsets,
                 values,
                 width * 0.92,
@@ -214,6 +240,7 @@ def bar_with_intervals(
                 label=None if hue is None else str(group),
                 error_kw={"elinewidth": 1.1, "ecolor": "#333333"},
             )
+            _link(bars.patches, rows.index)
         _tick_labels(ax, range(len(categories)), categories)
         _floor_at_zero(ax, frame[y], frame[low], frame[high])
         ax.set_xlabel(x)
@@ -224,7 +251,7 @@ def bar_with_intervals(
         _legend(panels, hue)
     figure = panels[0][0].get_figure()
     assert isinstance(figure, Figure)
-    return figure
+    return _drawn(figure, frame)
 
 
 def line_over_rounds(
@@ -244,6 +271,7 @@ def line_over_rounds(
     if (band_low is None) != (band_high is None):
         raise ValueError("give both band_low and band_high, or neither")
     _require(frame, [x, y, group, band_low, band_high, facet])
+    frame = frame.reset_index(drop=True)
     groups: list[object] = [None] if group is None else _levels(frame[group])
     panels = _panels(frame, facet, title)
     for ax, panel, _ in panels:
@@ -264,6 +292,10 @@ def line_over_rounds(
                 color=_color(g),
                 label=label,
             )
+            points = ax.scatter(
+                xs, rows[y].to_numpy(dtype=float), marker=_marker(g), color=_color(g), zorder=3
+            )
+            points.set_urls([f"{ROW_URL}{int(row)}" for row in rows.index])
             if band_low is not None and band_high is not None:
                 ax.fill_between(
                     xs,
@@ -284,7 +316,7 @@ def line_over_rounds(
         _legend(panels, group)
     figure = panels[0][0].get_figure()
     assert isinstance(figure, Figure)
-    return figure
+    return _drawn(figure, frame)
 
 
 def stacked_bars(
@@ -299,6 +331,7 @@ def stacked_bars(
     if not stack_columns:
         raise ValueError("stack_columns must name at least one column")
     _require(frame, [x, *stack_columns])
+    frame = frame.reset_index(drop=True)
     if frame[x].duplicated().any():
         raise ValueError(f"{x} must be unique: one bar per row")
     values = frame[list(stack_columns)].to_numpy(dtype=float)
@@ -323,9 +356,10 @@ def stacked_bars(
             "label": column,
         }
         if horizontal:
-            ax.barh(positions, values[:, i], 0.7, left=bottom, **style)
+            bars = ax.barh(positions, values[:, i], 0.7, left=bottom, **style)
         else:
-            ax.bar(positions, values[:, i], 0.7, bottom=bottom, **style)
+            bars = ax.bar(positions, values[:, i], 0.7, bottom=bottom, **style)
+        _link(bars.patches, frame.index)
         bottom = bottom + values[:, i]
     ax.set_title(title)
     if horizontal:
@@ -341,4 +375,4 @@ def stacked_bars(
         ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     _outside_legend(ax, None)
-    return fig
+    return _drawn(fig, frame)

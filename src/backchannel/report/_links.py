@@ -1,0 +1,55 @@
+"""Links from a report's numbers to the viewer's list of the conversations behind them.
+
+A table row or a figure point stands for one cell (or a part of one): its factor levels become
+the viewer's URL filters (`#/run/0?f.k=1&f.model=%22m1%22`, docs/viewer.md), so a click opens
+exactly the conversations it was computed from, in `backchannel view RUN` or a static copy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+DEFAULT_VIEWER = "http://127.0.0.1:8765/"
+"""Where `backchannel view RUN` serves by default."""
+
+
+@dataclass(frozen=True, slots=True)
+class ViewerLinks:
+    """How a report addresses the viewer: its base (a URL, or a path relative to the report,
+    such as a static copy's `index.html`), the run's position in it and the run's factors."""
+
+    factors: tuple[str, ...]
+    base: str = DEFAULT_VIEWER
+    run: int = 0
+
+    def url(self, cell: Mapping[str, Any]) -> str:
+        """The viewer's list of the conversations at the levels `cell` gives the run's factors
+        (its other keys are not filters: the caller decides whether they narrow the cell)."""
+        filters = [
+            f"f.{quote(factor, safe='')}={quote(_json(cell[factor]), safe='')}"
+            for factor in self.factors
+            if factor in cell
+        ]
+        query = "&".join(filters)
+        return f"{self.base}#/run/{self.run}" + (f"?{query}" if query else "")
+
+    def row_url(self, columns: Sequence[str], row: Sequence[Any]) -> str | None:
+        """The link of a table row: its factor columns' levels; None if it has none."""
+        cell = {c: v for c, v in zip(columns, row, strict=True) if c in self.factors}
+        return self.url(cell) if cell else None
+
+
+def _json(value: Any) -> str:
+    """A level as the viewer's JSON: numpy scalars as numbers, 2.0 as 2, text as a string."""
+    if hasattr(value, "tolist") and not isinstance(value, list | tuple | dict | str):
+        value = value.tolist()
+    if isinstance(value, float) and math.isnan(value):
+        value = None  # a missing level, as a table holds it
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return json.dumps(value, sort_keys=True)
