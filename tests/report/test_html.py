@@ -78,7 +78,7 @@ def test_long_tables_are_cut_in_the_page_but_not_in_the_csv(tmp_path: Path) -> N
 
 def test_figure_is_inline_svg_with_svg_pdf_and_csv_beside_it_and_closed(tmp_path: Path) -> None:
     report = Report("Figure")
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(10, 4))
     ax.bar(["a"], [1])
     number = fig.number
     report.figure(fig, "One bar", data=pd.DataFrame({"x": ["a"], "y": [1]}))
@@ -87,9 +87,9 @@ def test_figure_is_inline_svg_with_svg_pdf_and_csv_beside_it_and_closed(tmp_path
     assert page.count("<svg") == 1 and "<?xml" not in page
     assert "One bar" in page and 'href="figure-1.pdf"' in page and 'href="figure-1.csv"' in page
     svg = (tmp_path / "figure-1.svg").read_text()
-    # Saved at a journal column's width (3.5 in = 252 pt), the aspect kept (bbox: about).
+    # Drawn 10 in wide, laid out again at the text column's 7 in (504 pt).
     width = float(re.search(r'width="([\d.]+)pt"', svg).group(1))  # type: ignore[union-attr]
-    assert 200 < width < 270
+    assert width == pytest.approx(504)
     assert (tmp_path / "figure-1.pdf").read_bytes().startswith(b"%PDF")
     assert pd.read_csv(tmp_path / "figure-1.csv").to_dict("list") == {"x": ["a"], "y": [1]}
 

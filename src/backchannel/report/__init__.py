@@ -8,14 +8,20 @@ if TYPE_CHECKING:
     from backchannel.report._figures import bar_with_intervals, line_over_rounds, stacked_bars
     from backchannel.report._format import format_scalar, is_proportion_name
     from backchannel.report._html import Report
+    from backchannel.report._links import DEFAULT_VIEWER, ViewerLinks, viewer_links
+    from backchannel.report._notebook import run_summary_html
 
 __all__ = [
+    "DEFAULT_VIEWER",
     "Report",
+    "ViewerLinks",
     "bar_with_intervals",
     "format_scalar",
     "is_proportion_name",
     "line_over_rounds",
+    "run_summary_html",
     "stacked_bars",
+    "viewer_links",
 ]
 
 if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
@@ -25,5 +31,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._figures": ("bar_with_intervals", "line_over_rounds", "stacked_bars"),
             "._format": ("format_scalar", "is_proportion_name"),
             "._html": ("Report",),
+            "._links": ("DEFAULT_VIEWER", "ViewerLinks", "viewer_links"),
+            "._notebook": ("run_summary_html",),
         },
     )

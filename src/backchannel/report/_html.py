@@ -37,10 +37,9 @@ from backchannel.report._style import CSS
 if TYPE_CHECKING:
     from backchannel.analysis import Headline
 
-COLUMN_WIDTH_IN = 3.5
-"""A journal column (89 mm): the width of a downloaded one-panel figure."""
 TEXT_WIDTH_IN = 7.0
-"""Two columns (178 mm): the width of a downloaded figure of small multiples."""
+"""A page's text column (178 mm, both columns of a two-column journal page): figures drawn
+wider are laid out again at this width, for the page and for the SVG and PDF."""
 PAGE_BUDGET_PX = 1000
 """What a table may take of the page's 1,104 px of text width (72rem less padding), as its
 width is estimated here; the rest is slack for the estimate."""
@@ -88,7 +87,7 @@ def _save(fig: Figure, fmt: str) -> bytes:
     buffer = io.BytesIO()
     # Text as paths: a label holding model text is drawn, never parsed as markup.
     with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": None}):
-        fig.savefig(buffer, format=fmt, bbox_inches="tight", facecolor="white")
+        fig.savefig(buffer, format=fmt, facecolor="white")
     return buffer.getvalue()
 
 
@@ -138,20 +137,31 @@ def _cell_px(text: str) -> float:
     return min(_text_px(text), _LONG_PX + _CELL_PAD_PX) if len(text) > LONG_TEXT else _text_px(text)
 
 
-def _parts(widths: Sequence[float], keys: int, budget: float) -> list[list[int]]:
+def _parts(
+    widths: Sequence[float], keys: int, budget: float, groups: Sequence[Sequence[int]] = ()
+) -> list[list[int]]:
     """Column positions of each part of a table: the first `keys` columns in every part, the
-    others in order, as many as fit within `budget`."""
+    others in order, as many as fit within `budget`; a group of columns (one measure across
+    levels) stays in one part where it fits in one."""
     head = list(range(keys))
     base = sum(widths[:keys])
+    grouped = {i for group in groups for i in group}
+    units = [list(g) for g in groups] + [[i] for i in range(keys, len(widths)) if i not in grouped]
+    units.sort(key=lambda unit: unit[0])
     parts: list[list[int]] = []
     current: list[int] = []
     used = base
-    for position in range(keys, len(widths)):
-        if current and used + widths[position] > budget:
+    for unit in units:
+        size = sum(widths[i] for i in unit)
+        if current and used + size > budget:
             parts.append(head + current)
             current, used = [], base
-        current.append(position)
-        used += widths[position]
+        for position in unit:  # a unit wider than a whole part breaks where it must
+            if current and used + widths[position] > budget:
+                parts.append(head + current)
+                current, used = [], base
+            current.append(position)
+            used += widths[position]
     if current or not parts:
         parts.append(head + current)
     return parts
@@ -265,7 +275,15 @@ class Report:
             key = tuple(str(frame.iloc[position][k]) for k in headline.index)
             return urls.get((repr(key), column))
 
-        self._add_table("headline", frame, caption, url)
+        measures = {headline.label(value): value.measure for value in headline.rows}
+        columns = [str(c) for c in frame.columns]
+        groups: dict[str, list[int]] = {}
+        for position, column in enumerate(columns):
+            if column in measures:
+                groups.setdefault(measures[column], []).append(position)
+        self._add_table(
+            "headline", frame, caption, url, keys=len(headline.index), groups=list(groups.values())
+        )
 
     def table(self, name: str, frame: pd.DataFrame, caption: str | None = None) -> None:
         """Show `frame` as an HTML table and write it as `<name>.csv` beside the report; with
@@ -288,6 +306,9 @@ class Report:
         frame: pd.DataFrame,
         caption: str | None,
         url: Callable[[int, str], str | None],
+        *,
+        keys: int | None = None,
+        groups: Sequence[Sequence[int]] = (),
     ) -> None:
         if not _TABLE_NAME.match(name):
             raise ValueError(f"table name {name!r} must be letters, digits, '_', '-', '.'")
@@ -295,18 +316,25 @@ class Report:
             raise ValueError(f"a table named {name!r} was already added")
         shown = _display_frame(frame).copy()
         self._tables[name] = shown
-        self._current().blocks.append(self._table_html(name, shown, caption, url))
+        self._current().blocks.append(
+            self._table_html(name, shown, caption, url, keys=keys, groups=groups)
+        )
 
-    def _key_count(self, columns: Sequence[str], numeric: Sequence[bool]) -> int:
-        """How many leading columns identify a row (factors, or text such as a pairing's name):
-        repeated in every part of a split table."""
+    def _key_count(
+        self, columns: Sequence[str], numeric: Sequence[bool], widths: Sequence[float]
+    ) -> int:
+        """How many leading columns identify a row (the run's factors, else short text such as
+        a pairing's name), repeated in every part of a split table: at most four, and at most
+        half the page."""
         factors = self._links.factors if self._links is not None else ()
-        count = 0
-        for column, is_num in zip(columns, numeric, strict=True):
-            if column not in factors and is_num:
+        count, used = 0, 0.0
+        for column, is_num, width in zip(columns, numeric, widths, strict=True):
+            if column not in factors and (is_num or width > _LONG_PX):
                 break
-            count += 1
-        return max(1, min(count, 4))
+            if count == 4 or used + width > PAGE_BUDGET_PX / 2:
+                break
+            count, used = count + 1, used + width
+        return max(1, count)
 
     def _table_html(
         self,
@@ -314,6 +342,9 @@ class Report:
         frame: pd.DataFrame,
         caption: str | None,
         url: Callable[[int, str], str | None],
+        *,
+        keys: int | None = None,
+        groups: Sequence[Sequence[int]] = (),
     ) -> str:
         columns = [str(c) for c in frame.columns]
         series = [frame.iloc[:, i] for i in range(frame.shape[1])]
@@ -327,8 +358,9 @@ class Report:
             max([_header_px(column), *(_cell_px(row[i]) for row in body)])
             for i, column in enumerate(columns)
         ]
-        keys = self._key_count(columns, numeric) if columns else 0
-        parts = _parts(widths, keys, PAGE_BUDGET_PX) if columns else [[]]
+        if keys is None:
+            keys = self._key_count(columns, numeric, widths) if columns else 0
+        parts = _parts(widths, keys, PAGE_BUDGET_PX, groups) if columns else [[]]
         tables = []
         for number, part in enumerate(parts, start=1):
             head = "".join(_header_html(columns[i], numeric[i]) for i in part)
@@ -362,9 +394,10 @@ class Report:
         name: str | None = None,
         data: pd.DataFrame | None = None,
     ) -> None:
-        """Embed `fig` as inline SVG and close it; `<name>.svg` and `<name>.pdf` (at column
-        width) and its data as `<name>.csv` are written beside the report. `data` defaults to
-        the frame a figure helper drew; its rows' factor levels are the points' viewer links."""
+        """Embed `fig` as inline SVG and close it; `<name>.svg` and `<name>.pdf` (at most the
+        text column's 7 in) and its data as `<name>.csv` are written beside the report.
+        `data` defaults to the frame a figure helper drew; its rows' factor levels are the
+        points' viewer links."""
         name = name or f"figure-{len(self._figures) + 1}"
         if not _TABLE_NAME.match(name):
             raise ValueError(f"figure name {name!r} must be letters, digits, '_', '-', '.'")
@@ -379,12 +412,13 @@ class Report:
             columns = [str(c) for c in frame.columns]
             return links.row_url(columns, list(frame.iloc[position]))
 
-        svg = _inline_svg(_save(fig, "svg"), url)
         width, height = fig.get_size_inches()
-        target = COLUMN_WIDTH_IN if len(fig.axes) <= 2 else TEXT_WIDTH_IN
-        fig.set_size_inches(target, height * target / width)
-        files = {"svg": _plain_svg(_save(fig, "svg")), "pdf": _save(fig, "pdf")}
+        if width > TEXT_WIDTH_IN:  # laid out again at the page's width, not shrunk
+            fig.set_size_inches(TEXT_WIDTH_IN, height * TEXT_WIDTH_IN / width)
+        drawn = _save(fig, "svg")
+        files = {"svg": _plain_svg(drawn), "pdf": _save(fig, "pdf")}
         _close(fig)
+        svg = _inline_svg(drawn, url)
         self._figures[name] = _FigureFiles(files, None if frame is None else frame.copy())
         downloads = " · ".join(
             f'<a href="{_escape(name)}.{ext}" download>{ext.upper()}</a>'

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -53,3 +55,18 @@ def _json(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return json.dumps(value, sort_keys=True)
+
+
+def viewer_links(factors: Sequence[str], viewer: str | None, output: Path) -> ViewerLinks:
+    """Links for a report written into `output`: to `viewer`, a URL (`http://host:port/`) or
+    the path of a static copy's `index.html` (or its folder), which the links reach relative
+    to the report so the two folders can move together; default `backchannel view`'s address."""
+    if viewer is None:
+        return ViewerLinks(tuple(factors))
+    if "://" in viewer:
+        return ViewerLinks(tuple(factors), viewer)
+    target = Path(viewer)
+    if target.is_dir() or not target.suffix:
+        target = target / "index.html"
+    relative = os.path.relpath(target.resolve(), Path(output).resolve())
+    return ViewerLinks(tuple(factors), quote(Path(relative).as_posix()))

@@ -937,3 +937,19 @@ def test_headline_is_fpi_by_k_and_private_vs_public_with_the_study_names() -> No
     # Published FPI at k=1 is 0.448, outside this run's [0.667, 0.667]; no k=0 or k=3 cell here.
     assert compared[("FPI", 1)].inside is False and compared[("FPI", 1)].run is fpi
     assert compared[("FPI", 0)].run is None and compared[("private/public ratio", 3)].run is None
+
+
+def test_metrics_sections_as_dataframes() -> None:
+    metrics = compute_metrics(build_run([CONV_A, CONV_B, CONV_C]), J)
+    frames = metrics.frames()
+    assert list(frames)[:3] == ["summary", "pooled", "failures"]
+    fpi = metrics.frame("fpi.by_cell").set_index("k")
+    assert list(fpi.columns[:3]) == ["model", "dataset", "n_agents"]
+    assert fpi.loc[1, "fpi"] == pytest.approx(2 / 3) and fpi.loc[2, "fpi"] == 1
+    # Nested parts of a row are dotted columns: A and B's seven-way split has 3 full infections.
+    main = metrics.frame("pairings.main").set_index("k")
+    assert main.loc[1, "seven_way.counts.full_infection"] == 3
+    assert main.loc[1, "n_turns"] == 11
+    assert frames["failures"].loc[0, "conversations_failed"] == 0
+    with pytest.raises(KeyError, match=r"fpi\.by_cell"):
+        metrics.frame("fpi")

@@ -377,6 +377,8 @@ class PeerPressureMetrics(Metrics):
             "knower correction rate": "knower_correction_rate",
         }
         for pairing in self.pairings.main:
+            if pairing.n_turns == 0 and pairing.cell.get("k") == 0:
+                continue  # no adversary, so no exposed turn by design: nothing to pair
             for measure, field in turn_measures.items():
                 estimate = getattr(pairing, field)
                 values.append(
