@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import math
 import os
 import re
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -228,6 +229,13 @@ class Report:
         """Link the tables, headline and figure points added from now on to the viewer."""
         self._links = links
 
+    def derive_levels(self, column: str, levels: Mapping[str, Mapping[str, Any]]) -> None:
+        """Say that `column` (in the tables, headline and figure data added from now on)
+        stands for factor levels: value (as text) -> levels, e.g. dyad's `pairing`. Without
+        it a row keyed by such a column has no link; with viewer links off, nothing."""
+        if self._links is not None:
+            self._links = self._links.with_derived(column, levels)
+
     @property
     def table_names(self) -> list[str]:
         """Names of the tables added so far; each becomes `<name>.csv` on write."""
@@ -264,12 +272,22 @@ class Report:
         links = self._links
         urls: dict[tuple[str, str], str] = {}
         if links is not None:
+            constant = {
+                k
+                for k in {k for v in headline.rows for k in v.cell}
+                if len({json.dumps(v.cell.get(k), default=str) for v in headline.rows}) == 1
+            }
             for value in headline.rows:
-                narrowing = [k for k in value.cell if k not in links.factors]
-                if any(k not in headline.columns for k in narrowing):
-                    continue  # a key the viewer cannot filter by defines the row
-                row = tuple(str(value.cell.get(k)) for k in headline.index)
-                urls[(repr(row), headline.label(value))] = links.url(value.cell)
+                # A key the viewer cannot filter by must not tell the rows apart: one level in
+                # the whole headline, or spread across columns (the same conversations
+                # measured again: a checkpoint, council's state C re-tallying B).
+                unknown = [k for k in value.cell if not links.knows(k)]
+                if any(k not in headline.columns and k not in constant for k in unknown):
+                    continue
+                target = links.cell_url(value.cell)
+                if target is not None:
+                    row = tuple(str(value.cell.get(k)) for k in headline.index)
+                    urls[(repr(row), headline.label(value))] = target
 
         def url(position: int, column: str) -> str | None:
             key = tuple(str(frame.iloc[position][k]) for k in headline.index)

@@ -11,7 +11,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -28,6 +28,31 @@ class ViewerLinks:
     factors: tuple[str, ...]
     base: str = DEFAULT_VIEWER
     run: int = 0
+    derived: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    """Columns that stand for factor levels (dyad's `pairing`: "a vs b" is a discussant and
+    an opponent model): column -> value (as text) -> the levels it stands for."""
+
+    def with_derived(self, column: str, levels: Mapping[str, Mapping[str, Any]]) -> ViewerLinks:
+        """These links, knowing that `column`'s values stand for `levels`."""
+        return replace(self, derived={**self.derived, column: dict(levels)})
+
+    def knows(self, key: str) -> bool:
+        """Whether `key` is a factor or a column standing for factor levels."""
+        return key in self.factors or key in self.derived
+
+    def cell_url(self, cell: Mapping[str, Any]) -> str | None:
+        """The link of a cell given by factors and derived columns; None when a derived
+        column holds a value it does not know (a link never lists the wrong conversations)."""
+        levels: dict[str, Any] = {}
+        for key, value in cell.items():
+            if key in self.derived:
+                stands = self.derived[key].get(str(value))
+                if stands is None:
+                    return None
+                levels.update(stands)
+            elif key in self.factors:
+                levels[key] = value
+        return self.url(levels)
 
     def url(self, cell: Mapping[str, Any]) -> str:
         """The viewer's list of the conversations at the levels `cell` gives the run's factors
@@ -41,9 +66,10 @@ class ViewerLinks:
         return f"{self.base}#/run/{self.run}" + (f"?{query}" if query else "")
 
     def row_url(self, columns: Sequence[str], row: Sequence[Any]) -> str | None:
-        """The link of a table row: its factor columns' levels; None if it has none."""
-        cell = {c: v for c, v in zip(columns, row, strict=True) if c in self.factors}
-        return self.url(cell) if cell else None
+        """The link of a table row: its factor (and derived) columns' levels; None if it has
+        none (which conversations it stands for is not known here)."""
+        cell = {c: v for c, v in zip(columns, row, strict=True) if self.knows(c)}
+        return self.cell_url(cell) if cell else None
 
 
 def _json(value: Any) -> str:

@@ -177,7 +177,7 @@ def _roots(judge: str, found: dict[str, Any], report: Report) -> None:
             fig = transition_figure(
                 group.to_dict("records"), f"root states ({model}, {condition}, {intervention})"
             )
-            report.figure(fig, "Members' root states from round to round, with counts.")
+            report.figure(fig, "Members' root states from round to round, with counts.", data=group)
         report.table("root_transitions", moved, "State transitions between rounds (counts).")
     if found["pickups"]:
         report.table(
