@@ -198,3 +198,27 @@ def test_an_interval_that_misses_its_estimate_by_rounding_touches_it() -> None:
     with pytest.raises(ValueError, match="contain"):
         far = frame.assign(low=[1e-6, 0.65])
         bar_with_intervals(far, "x", "rate", "low", "high", title="t", ylabel="r")
+
+
+def test_figures_drawn_apart_share_one_y_range() -> None:
+    from backchannel.report import shared_ylim
+
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "x": ["p", "q", "p", "q"],
+            "y": [0.1, 0.12, 0.4, 0.5],
+            "lo": [0.05, 0.1, 0.3, 0.45],
+            "hi": [0.11, 0.2, 0.45, 0.6],
+        }
+    )
+    limits = shared_ylim(frame, "y", "lo", "hi")
+    assert limits == pytest.approx((0.0, 0.63))  # 0 to the highest bound, 5 % above
+    figures = [
+        bar_with_intervals(part, "x", "y", "lo", "hi", title=m, ylabel="r", ylim=limits)
+        for m, part in frame.groupby("model")
+    ]
+    # Model a alone would end at 0.21 and b at 0.63: drawn apart, both span 0-0.63.
+    assert [f.axes[0].get_ylim() for f in figures] == [pytest.approx((0.0, 0.63))] * 2
+    assert shared_ylim(frame.assign(y=[-1.0, 0, 1, 2]), "y") == pytest.approx((-1.05, 2.1))
+    assert shared_ylim(frame.assign(y=float("nan")), "y") is None

@@ -74,6 +74,20 @@ def _link(artists: Sequence[Any], rows: pd.Index) -> None:
         artist.set_url(f"{ROW_URL}{int(row)}")
 
 
+def shared_ylim(frame: pd.DataFrame, *columns: str) -> tuple[float, float] | None:
+    """One y range for every figure drawn from parts of `frame` (one figure per model, say),
+    so they compare at a glance: from 0 (or the lowest value, if negative) to the highest of
+    `columns`, with the margin the helpers give a single figure; None when nothing is finite."""
+    values = pd.concat([pd.to_numeric(frame[c], errors="coerce") for c in columns]).dropna()
+    values = values[np.isfinite(values)]
+    if values.empty:
+        return None
+    low, high = min(0.0, float(values.min())), float(values.max())
+    if high <= low:
+        return (low, low + 1.0)
+    return (low * 1.05 if low < 0 else 0.0, high * 1.05 if high > 0 else high)
+
+
 def _new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -195,9 +209,11 @@ def bar_with_intervals(
     title: str,
     ylabel: str,
     facet: str | None = None,
+    ylim: tuple[float, float] | None = None,
 ) -> Figure:
     """Bars of `y` per `x` (grouped by `hue`) with error bars from `low` to `high`; with
-    `facet`, one panel per level of that column."""
+    `facet`, one panel per level of that column. `ylim` fixes the y range (small multiples
+    drawn as separate figures share it: see `shared_ylim`)."""
     _require(frame, [x, y, low, high, hue, facet])
     frame = frame.reset_index(drop=True)
     keys = [k for k in (x, hue, facet) if k is not None]
@@ -243,6 +259,8 @@ def bar_with_intervals(
             _link(bars.patches, rows.index)
         _tick_labels(ax, range(len(categories)), categories)
         _floor_at_zero(ax, frame[y], frame[low], frame[high])
+        if ylim is not None:
+            ax.set_ylim(*ylim)
         ax.set_xlabel(x)
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", alpha=0.3)
@@ -265,9 +283,10 @@ def line_over_rounds(
     band_low: str | None = None,
     band_high: str | None = None,
     facet: str | None = None,
+    ylim: tuple[float, float] | None = None,
 ) -> Figure:
     """One line of `y` over `x` (e.g. round) per `group`, with an optional shaded band; with
-    `facet`, one panel per level of that column."""
+    `facet`, one panel per level of that column; `ylim` fixes the y range."""
     if (band_low is None) != (band_high is None):
         raise ValueError("give both band_low and band_high, or neither")
     _require(frame, [x, y, group, band_low, band_high, facet])
@@ -309,6 +328,8 @@ def line_over_rounds(
             ax.set_xticks(sorted(pd.unique(frame[x])))
         bands = [frame[c] for c in (band_low, band_high) if c is not None]
         _floor_at_zero(ax, frame[y], *bands)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
         ax.set_xlabel(x)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)

@@ -16,7 +16,7 @@ from backchannel.paradigms.dyad import _flatten as flat
 from backchannel.paradigms.dyad._extract import extract, pairing_of
 from backchannel.paradigms.dyad._results import DyadMetrics
 from backchannel.paradigms.dyad._scale import ROLES
-from backchannel.report import Report, bar_with_intervals, line_over_rounds
+from backchannel.report import Report, bar_with_intervals, line_over_rounds, shared_ylim
 
 AXIS = "aligned axis: 6 = strongest support for the topic's first statement"
 
@@ -96,6 +96,7 @@ def fill_report(tables: RunTables, metrics: DyadMetrics, report: Report) -> None
             "series",
             title=title,
             ylabel="mean (" + AXIS.split(":")[0] + ")",
+            ylim=shared_ylim(long, "mean"),
         )
         report.figure(fig, f"Rating and interaction state over rounds: {title}")
     report.table("trajectories", means, "Means per pairing, role and checkpoint")
@@ -119,6 +120,7 @@ def fill_report(tables: RunTables, metrics: DyadMetrics, report: Report) -> None
             "quantity",
             title="Signed shift (post - pre) per role" + label,
             ylabel="shift on the aligned axis",
+            ylim=shared_ylim(plotted, "estimate", "low", "high"),
         )
         report.figure(fig, "Signed shift per role with 95 % t intervals" + label)
     report.table("shifts", shifts, "Ratings, shifts and gaps")

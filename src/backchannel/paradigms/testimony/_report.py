@@ -11,7 +11,7 @@ from backchannel.analysis import RunTables
 from backchannel.paradigms.testimony._lineage_report import fill_lineage
 from backchannel.paradigms.testimony._metrics import OUTCOMES, checkpoint_outcomes
 from backchannel.paradigms.testimony._stats import wilson
-from backchannel.report import Report, bar_with_intervals, line_over_rounds
+from backchannel.report import Report, bar_with_intervals, line_over_rounds, shared_ylim
 
 _ARM_NAMES = {
     "none": "",
@@ -141,6 +141,7 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
                 ylabel="share of runs",
                 band_low="low",
                 band_high="high",
+                ylim=shared_ylim(main[main["outcome"] == outcome], "rate", "low", "high"),
             )
             axes = fig.axes[0]
             axes.set_xticks(range(len(checkpoints)), checkpoints)
@@ -164,6 +165,7 @@ def fill_report(tables: RunTables, metrics: dict[str, Any], report: Report) -> N
                 "condition",
                 title=f"truth majority at {last} ({model})",
                 ylabel="share of runs",
+                ylim=shared_ylim(deception, "rate", "low", "high"),
             )
             report.figure(fig, f"C0 and C1 truth-majority rates per deception type, {model}.")
     gaps = pd.DataFrame(metrics["condition_gaps"])
