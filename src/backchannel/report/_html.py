@@ -113,7 +113,18 @@ def _inline_svg(svg: bytes, url: Callable[[int], str | None]) -> str:
         target = url(int(match.group(1)))
         return f'xlink:href="{html.escape(target, quote=True)}"' if target else ""
 
-    return _ROW_HREF.sub(resolve, text)
+    return _SVG_SIZE.sub(_screen_size, _ROW_HREF.sub(resolve, text), count=1)
+
+
+_SVG_SIZE = re.compile(r'<svg([^>]*?) width="([\d.]+)pt" height="([\d.]+)pt"')
+SCREEN_DPI = 110
+"""Pixels per inch of a figure on the page (as the figures were sized for): 7 in is 770 px."""
+
+
+def _screen_size(match: re.Match[str]) -> str:
+    """The page shows the figure at `SCREEN_DPI` (its viewBox keeps it sharp at any size)."""
+    width, height = (round(float(match.group(i)) / 72 * SCREEN_DPI) for i in (2, 3))
+    return f'<svg{match.group(1)} width="{width}px" height="{height}px"'
 
 
 def _plain_svg(svg: bytes) -> bytes:
