@@ -39,10 +39,7 @@ from backchannel.experiment import (
     expand_design,
     redact,
 )
-from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore
-
-LOCK_NAME = ".lock"
-"""The file whose lock `RunStore.lock` holds while a run writes the directory."""
+from backchannel.store import CACHE_NAME, DATABASE_NAME, RunStore, lock_held
 
 # Fields that change no model output: a resumed run may change them (a new base_url after the
 # server moved, a lower max_in_flight after rate limits) without becoming another experiment.
@@ -122,26 +119,6 @@ def _different_experiment(directory: Path, manifest: dict[str, Any]) -> RunDirec
     )
 
 
-def _held(directory: Path) -> bool:
-    """Whether another process holds the run directory's lock (taken by `RunStore.lock`),
-    asked without writing anything."""
-    import fcntl
-
-    try:
-        handle = open(directory / LOCK_NAME)  # noqa: SIM115 - closed below
-    except OSError:
-        return False
-    try:
-        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        handle.close()
-    return False
-
-
 def _busy(directory: Path) -> RunDirectoryError:
     return RunDirectoryError(
         f"another backchannel process is running in {directory}; wait for it to finish (or stop "
@@ -174,7 +151,7 @@ def open_run_directory(directory: Path, loaded: LoadedExperiment) -> RunStore:
     if exists:
         # Checked before the store is opened at all: a directory another process runs in is
         # not touched (not its database, its log or the log's index).
-        if _held(directory):
+        if lock_held(directory):
             raise _busy(directory)
         # Checked read-only: a run directory of another experiment is not written.
         reader = RunStore(directory, readonly=True)
@@ -237,6 +214,7 @@ def max_active_conversations(run_plan: Plan, concurrency: int | None) -> int:
         max_in_flight=concurrency,
         model_settings=experiment.model_settings(),
         population=experiment.population,
+        population_rules=run_plan.loaded.paradigm.population_book(),
     )
     return active_conversations(in_flight_bound(specs))
 

@@ -121,14 +121,14 @@ def test_the_card_names_design_models_license_and_citation(
     manifest = bc.open_run(quickstart_run).manifest
     assert "| k | 0, 1 |" in text and "| model | sim/population |" in text
     assert f"experiment seed {manifest['seed']}" in text
-    assert "| sim/population | 156 |" in text  # calls per model
+    assert "| sim/population | 54 |" in text  # calls per model
     assert "Original dataset: CounterFact" in text and "License: MIT" in text
     assert manifest["run_id"] in text and f"backchannel {bc.__version__}" in text
     study = bc.open_run(quickstart_run).paradigm.study()
     assert study is not None and " ".join(study.citation.split()) in text
     assert "Simulated run" in text
     assert "push_to_hub" in text  # publishing is the user's own step
-    assert "| events | 162 |" in text
+    assert "| events | 58 |" in text
 
 
 def test_items_the_package_does_not_document_make_the_license_other(exported: Path) -> None:
@@ -147,7 +147,8 @@ def test_the_export_leaves_no_scratch_files_and_no_progress_bars(exported: Path)
     assert len(found["stderr"].splitlines()) == 1
     folder = exported / "hand_run"
     assert found["stdout"].split() == [str(folder / n) for n in (
-        "README.md", "conversations", "dataset_dict.json", "events", "labels", "manifest.json"
+        "README.md", "conversations", "dataset_dict.json", "events", "labels", "manifest.json",
+        "prompts",
     )]  # fmt: skip
     assert sorted(p.name for p in folder.iterdir()) == [
         ".backchannel-export.json",
@@ -157,6 +158,7 @@ def test_the_export_leaves_no_scratch_files_and_no_progress_bars(exported: Path)
         "events",
         "labels",
         "manifest.json",
+        "prompts",
     ]
     assert not [p for p in exported.iterdir() if p.name.startswith(".")]  # no staging left
 

@@ -195,5 +195,5 @@ def test_sigterm_right_after_start_prints_no_resume_message(tmp_path: Path) -> N
 def test_a_host_that_is_no_address_is_refused_before_any_warning(tmp_path: Path) -> None:
     run = peer_pressure_run(tmp_path / "run")
     code, output = invoke(str(run), "--host", "999.1.1.1", "--port", "0")
-    assert code == 2 and "--host '999.1.1.1' is not an address" in output
+    assert code == 2 and "--host 999.1.1.1 is not an IP address" in output
     assert "warning" not in output and "--port" not in output

@@ -18,13 +18,23 @@ Prompt = list[tuple[str, str]]
 def call_prompts(tables: RunTables) -> dict[tuple[str, int], Prompt]:
     """The prompt of every event that was a model call, by `(conversation_id, seq)`.
 
-    Events that were not model calls (a moderator's opening message) have none. Today the
-    prompt is the `prompt` entry of each event's `meta` (docs/data-schema.md).
+    Events that were not model calls (a moderator's opening message) have none. The prompts are
+    the run's `prompts` table (docs/data-schema.md); tables exported before it existed kept each
+    prompt as the `prompt` entry of its event's `meta`, read when the table is empty.
     """
     from backchannel.analysis import decode_json
 
-    events = tables.events
     found: dict[tuple[str, int], Prompt] = {}
+    prompts = tables.prompts
+    for conversation, seq, text in zip(
+        prompts["conversation_id"], prompts["seq"], prompts["prompt"], strict=True
+    ):
+        decoded = decode_json(text)
+        if decoded:
+            found[(str(conversation), int(seq))] = [(str(r), str(c)) for r, c in decoded]
+    if found:
+        return found
+    events = tables.events
     for conversation, seq, meta in zip(
         events["conversation_id"], events["seq"], events["meta"], strict=True
     ):

@@ -51,6 +51,10 @@ EXPORT_BATCH = 100
 """Conversations per batch of `export` (its memory is that of one batch)."""
 
 
+LOCK_NAME = ".lock"
+"""The file whose lock a writing `run` holds in its run directory."""
+
+
 def usage_by_model(db: sqlite3.Connection) -> UsageMeter:
     """The run's usage summed per model, from an open run store connection (read-only is fine)."""
     meter = UsageMeter()
@@ -161,7 +165,7 @@ class RunStore:
         import fcntl
 
         try:
-            handle = open(self.directory / ".lock", "w")  # noqa: SIM115 - held until close
+            handle = open(self.directory / LOCK_NAME, "w")  # noqa: SIM115 - held until close
         except OSError as error:
             raise RunDirectoryError(
                 f"cannot write in {self.directory} ({error.strerror}); commands that add to a run "
@@ -283,23 +287,7 @@ class RunStore:
 
     def running(self) -> bool:
         """Whether a `run` process holds this run directory now (its lock is taken)."""
-        import fcntl
-
-        if self._lock is not None:
-            return True
-        try:
-            handle = open(self.directory / ".lock")  # noqa: SIM115 - closed below
-        except OSError:
-            return False
-        try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-        finally:
-            handle.close()
-        return False
+        return self._lock is not None or lock_held(self.directory)
 
     def run_state(self) -> dict[str, Any]:
         """Whether the run is complete: still running, conversations incomplete, failed or not
@@ -439,6 +427,26 @@ class RunStore:
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+
+
+def lock_held(directory: Path) -> bool:
+    """Whether a process holds the run directory's lock (taken by `RunStore.lock`), asked
+    without writing anything: a missing or unreadable lock file is no holder."""
+    import fcntl
+
+    try:
+        handle = open(directory / LOCK_NAME)  # noqa: SIM115 - closed below
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        handle.close()
+    return False
 
 
 def incomplete_summary(state: dict[str, Any] | None) -> str | None:
