@@ -248,7 +248,7 @@ class Run:
         return {s: int(statuses.get(s, 0)) for s in ("done", "incomplete", "failed")}
 
     def _repr_html_(self) -> str:
-        from backchannel.report import run_summary_html
+        from backchannel._run_display import run_summary_html
 
         return run_summary_html(self.path)
 

@@ -1,6 +1,5 @@
 """The backends know no paradigm: no module imports one or names a built-in one, so what
-`sim/population` answers comes from the paradigms' own rules. The testimony rules are the one
-exception until they move into the paradigm's folder."""
+`sim/population` answers comes from the paradigms' own rules."""
 
 from __future__ import annotations
 
@@ -9,8 +8,6 @@ from pathlib import Path
 
 BACKENDS = Path(__file__).resolve().parents[2] / "src" / "backchannel" / "backends"
 PARADIGMS = ("peer_pressure", "dyad", "council", "discussion", "testimony")
-# The testimony rules still match that paradigm's prompt wording, here until they move.
-STILL_HERE = {"_pop_testimony.py": {"testimony", "discussion"}, "_population.py": {"testimony"}}
 UPPER = (
     "backchannel.paradigms",
     "backchannel.datasets",
@@ -32,4 +29,4 @@ def test_no_backend_module_names_a_paradigm() -> None:
     for path in sorted(BACKENDS.glob("*.py")):
         text = path.read_text(encoding="utf-8").lower()
         named = {name for name in PARADIGMS if name in text}
-        assert named <= STILL_HERE.get(path.name, set()), (path.name, named)
+        assert not named, (path.name, named)

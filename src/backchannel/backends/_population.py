@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -24,58 +24,6 @@ from backchannel.backends._types import CallInfo, RawCompletion, Request
 
 POPULATION = "population"
 MODELS = "models"
-
-
-class TestimonyRules(BaseModel):
-    """Testimony: votes by a weighted count of the end places the accounts an agent holds claim."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    observation: float = Field(
-        1.5,
-        ge=0,
-        le=10,
-        description="Weight of the agent's own first-hand end place (each believed account of "
-        "another role counts 1).",
-    )
-    trust: float = Field(
-        0.8,
-        ge=0,
-        le=1,
-        description="Chance an agent believes another role's account, fixed per (agent, source): "
-        "a believed account counts towards its vote and is cited; a doubted one is ignored.",
-    )
-    strategy: Literal["count", "reconstruct"] = Field(
-        "count",
-        description="count: vote the weighted plurality of the end places the accounts claim; "
-        "reconstruct: rebuild the walks the believed accounts allow (the verifier's "
-        "enumeration), vote their endpoint when it is unique (else count), and pass every "
-        "believed account on word for word.",
-    )
-
-
-class PopulationRules(BaseModel):
-    """What the testimony rules (`_pop_testimony.py`, still matched on the prompts' wording until
-    they move into the paradigm's folder) read: the `testimony` section of one model."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    testimony: TestimonyRules = Field(default_factory=TestimonyRules)
-
-
-_INTERIM = "testimony"
-_INTERIM_SECTION: Population[Any] = Population(TestimonyRules)
-
-
-def _interim_answer(request: Request, sections: Mapping[str, BaseModel]) -> str | None:
-    """The testimony rules on a request no declared rule answered (interim: they still read the
-    prompts' wording; the claims extractor's calls carry no call information yet)."""
-    from backchannel.backends._pop_testimony import testimony_answer
-
-    rules = sections.get(_INTERIM)
-    if not isinstance(rules, TestimonyRules):
-        return None
-    return testimony_answer(request, PopulationRules(testimony=rules))
 
 
 class PopulationParams(BaseModel):
@@ -127,8 +75,6 @@ class PopulationBook:
     @classmethod
     def of(cls, name: str, population: Population[Any] | None) -> PopulationBook:
         """The book of one paradigm: its rules under its name (none: only the scripted answer)."""
-        if population is None and name == _INTERIM:
-            return INTERIM_BOOK
         return cls({} if population is None else {name: population})
 
     def readable(self, params: PopulationParams) -> PopulationParams:
@@ -221,20 +167,15 @@ class SimulatedPopulation:
                 text = rule(PopulationCall(request, info, sections[name]))
                 if text is not None:
                     return text
-        interim = _interim_answer(request, sections)
-        return interim if interim is not None else scripted_answer(request)
-
-
-INTERIM_BOOK = PopulationBook({_INTERIM: _INTERIM_SECTION})
-"""The testimony rules' section, until the rules move into the paradigm's folder."""
+        return scripted_answer(request)
 
 
 def population_answer(
     request: Request, params: PopulationParams, book: PopulationBook | None = None
 ) -> str:
-    """One request's answer under `params` and the rules of `book` (default: the testimony
-    section's)."""
-    return SimulatedPopulation(book or INTERIM_BOOK, params).answer(request)
+    """One request's answer under `params` and the rules of `book` (default: none, the scripted
+    answer)."""
+    return SimulatedPopulation(book, params).answer(request)
 
 
 class PopulationBackend:

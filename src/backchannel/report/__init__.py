@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from backchannel.report._format import format_scalar, is_proportion_name
     from backchannel.report._html import Report
     from backchannel.report._links import DEFAULT_VIEWER, ViewerLinks, viewer_links
-    from backchannel.report._notebook import run_summary_html
 
 __all__ = [
     "DEFAULT_VIEWER",
@@ -24,7 +23,6 @@ __all__ = [
     "format_scalar",
     "is_proportion_name",
     "line_over_rounds",
-    "run_summary_html",
     "shared_ylim",
     "stacked_bars",
     "viewer_links",
@@ -38,6 +36,5 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._format": ("format_scalar", "is_proportion_name"),
             "._html": ("Report",),
             "._links": ("DEFAULT_VIEWER", "ViewerLinks", "viewer_links"),
-            "._notebook": ("run_summary_html",),
         },
     )

@@ -24,11 +24,13 @@ def conversation(
     kind: str = "direct",
     observers: dict[str, str] | None = None,
     observer_round: int = 7,
+    factors: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One conversation: `votes` maps checkpoint -> five letters, the votes of K, S, A, B, C
     (t = true endpoint, d = decoy, u = UNKNOWN, o = another container, x = unreadable, c = cut
     off by the token budget). `observers` maps a checkpoint (or "obs", stored at
-    `observer_round`) to the three observers' letters."""
+    `observer_round`) to the three observers' letters; `factors` are the levels of factors the
+    run declares beyond the arm (a column each, and the conversation's cell)."""
     return {
         "item": item,
         "condition": condition,
@@ -39,6 +41,7 @@ def conversation(
         "kind": kind,
         "observers": observers or {},
         "observer_round": observer_round,
+        "factors": factors or {},
     }
 
 
@@ -73,13 +76,14 @@ def tables(*specs: dict[str, Any]) -> RunTables:
                 "conversation_id": cid,
                 "paradigm": "testimony",
                 "cell_key": "",
-                "cell": "{}",
+                "cell": json.dumps(spec["factors"]),
                 "item_id": spec["item"],
                 "replicate": 0,
                 "seed": 0,
                 "status": "done",
                 "error": None,
                 "meta": json.dumps(meta),
+                **spec["factors"],
             }
         )
         rows = [
@@ -116,8 +120,9 @@ def tables(*specs: dict[str, Any]) -> RunTables:
                         "meta": "{}",
                     }
                 )
+    factors = list(dict.fromkeys(f for spec in specs for f in spec["factors"]))
     return RunTables(
         pd.DataFrame(events, columns=EVENT_COLUMNS),
         pd.DataFrame(columns=LABEL_COLUMNS),
-        pd.DataFrame(conversations, columns=CONVERSATION_BASE_COLUMNS),
+        pd.DataFrame(conversations, columns=[*CONVERSATION_BASE_COLUMNS, *factors]),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from scipy import stats
@@ -10,7 +11,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from backchannel.paradigms.testimony import checkpoint_outcomes, outcome_of
-from backchannel.paradigms.testimony import testimony_metrics as metrics_of
+from backchannel.paradigms.testimony import testimony_metrics as compute_metrics
 from backchannel.paradigms.testimony._metrics import vote_kind
 from backchannel.paradigms.testimony._stats import (
     mcnemar_exact,
@@ -20,6 +21,11 @@ from backchannel.paradigms.testimony._stats import (
 )
 
 from ._tables import conversation, tables
+
+
+def metrics_of(run: Any) -> dict[str, Any]:
+    """The metrics as `--json` prints them."""
+    return compute_metrics(run).as_json()
 
 
 def votes(t0: str, t1: str, rounds: str) -> dict[str, str]:
@@ -173,7 +179,7 @@ def test_no_gap_is_reported_with_its_reason() -> None:
         conversation("s1", "C1", votes("uuuuu", "ttttt", "ttttt")),
     ]
     (share,) = metrics_of(tables(*same))["gap_at_T1"]
-    assert math.isnan(share["share"]) and share["reason"] == "no gap at the final checkpoint"
+    assert share["share"] is None and share["reason"] == "no gap at the final checkpoint"
 
 
 def test_between_models_paired_by_story() -> None:

@@ -39,6 +39,7 @@ from backchannel.paradigms.testimony._metrics import (
 )
 from backchannel.paradigms.testimony._phases import label_of
 from backchannel.paradigms.testimony._protocol import Testimony
+from backchannel.paradigms.testimony._results import TestimonyMetrics
 from backchannel.paradigms.testimony._rule import (
     Assignment,
     Rejected,
@@ -79,6 +80,7 @@ __all__ = [
     "Story",
     "StoryError",
     "Testimony",
+    "TestimonyMetrics",
     "TestimonySettings",
     "Walk",
     "Window",

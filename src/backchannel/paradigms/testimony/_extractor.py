@@ -15,6 +15,7 @@ from typing import Any
 
 from backchannel.analysis import RunTables
 from backchannel.backends import (
+    CallInfo,
     Completion,
     GenerationSettings,
     JsonSchema,
@@ -37,6 +38,8 @@ from backchannel.paradigms.testimony._graph import records
 from backchannel.paradigms.testimony._phases import round_of
 
 NONE = "none"
+CLAIMS = "claims"
+"""The judge task an extraction is (the kind `backchannel judge --kind` names)."""
 LLM_JUDGE = "citations_llm"
 _PROMPTS = "backchannel.paradigms.testimony.prompts"
 
@@ -127,6 +130,26 @@ def _earlier(target: Target) -> list[str]:
     return sorted({p for _, p in target.context.spoken if round_of(p) < own}, key=round_of)
 
 
+def extraction_call(target: Target, earlier: Sequence[str]) -> CallInfo:
+    """What an extraction call is, for a simulated population: the `claims` judge task on one
+    statement, with the people, containers and earlier rounds its answer's schema allows."""
+    return CallInfo(
+        CLAIMS,
+        source="judge",
+        paradigm="testimony",
+        agent=target.context.speaker,
+        round=round_of(target.context.round),
+        facts={
+            "text": target.text,
+            "roles": target.roles,
+            "containers": target.context.containers,
+            "rounds": tuple(earlier),
+            "conversation_id": target.conversation_id,
+            "event_seq": target.event_seq,
+        },
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class CitationExtractor:
     """A model that lists the claims of one statement, constrained to the claim schema."""
@@ -158,6 +181,7 @@ class CitationExtractor:
             constraint=claim_schema(target.roles, earlier, context.containers),
             seed=target.seed,
             critical=False,
+            call=extraction_call(target, earlier),
         )
 
     async def extract(

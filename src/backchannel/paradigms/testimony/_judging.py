@@ -11,6 +11,7 @@ from backchannel.errors import ConfigError
 from backchannel.judges import RULE_MODEL, Agreement, LabelJob, Labelling
 from backchannel.paradigms.testimony._agreement import citation_agreement
 from backchannel.paradigms.testimony._extractor import (
+    CLAIMS,
     CitationExtractor,
     extract_all,
     extraction_counts,
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from backchannel.analysis import RunTables
     from backchannel.backends import LLMClient
 
-CLAIMS = "claims"
 NAME_PREFIX = "citations"
 MAX_TOKENS = 1024
 

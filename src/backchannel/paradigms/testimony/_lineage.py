@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from backchannel.analysis import RunTables
+from backchannel.paradigms.testimony._cells import Cells, with_cell
 from backchannel.paradigms.testimony._graph import Record, citation_judges, records
 from backchannel.paradigms.testimony._phases import round_of
 from backchannel.paradigms.testimony._propagation import (
@@ -278,24 +279,39 @@ def extraction_summary(found: list[Record]) -> dict[str, Any]:
     }
 
 
-def judge_lineage(tables: RunTables, judge: str) -> dict[str, Any]:
-    """Every lineage measure under one citation judge."""
+def judge_lineage(tables: RunTables, judge: str, cells: Cells | None = None) -> dict[str, Any]:
+    """Every lineage measure under one citation judge, per cell of the factors beyond the arm
+    (`cells`); the extraction summary counts the whole run."""
+    cells = cells or Cells()
     found = records(tables, judge)
     statements = pd.DataFrame([row for r in found for row in statement_rows(r)])
     members = pd.DataFrame([row for r in found for row in member_rows(r)])
-    moved = state_transitions(members) if len(members) else []
-    return {
+    result: dict[str, Any] = {
         "extraction": extraction_summary(found),
-        "citation": citation_rates(statements) if len(statements) else [],
-        "root_states": root_states(members) if len(members) else [],
-        "transitions": moved,
-        "pickups": pickups(moved),
-        "both_root_votes": both_root_votes(members) if len(members) else [],
-        "single_root_order": single_root_orders(members) if len(members) else [],
+        "citation": [],
+        "root_states": [],
+        "transitions": [],
+        "pickups": [],
+        "both_root_votes": [],
+        "single_root_order": [],
     }
 
+    def add(name: str, rows: list[dict[str, Any]], cell: dict[str, Any]) -> None:
+        result[name] += [with_cell(row, cell, "intervention") for row in rows]
 
-def lineage_metrics(tables: RunTables) -> dict[str, Any]:
+    for cell, part in cells.split(statements) if len(statements) else []:
+        add("citation", citation_rates(part), cell)
+    for cell, part in cells.split(members) if len(members) else []:
+        moved = state_transitions(part)
+        add("root_states", root_states(part), cell)
+        add("transitions", moved, cell)
+        add("pickups", pickups(moved), cell)
+        add("both_root_votes", both_root_votes(part), cell)
+        add("single_root_order", single_root_orders(part), cell)
+    return result
+
+
+def lineage_metrics(tables: RunTables, cells: Cells | None = None) -> dict[str, Any]:
     """The lineage measures of every citation judge of the run (none: an empty mapping)."""
     judges = citation_judges(tables)
-    return {"judges": judges, "by_judge": {j: judge_lineage(tables, j) for j in judges}}
+    return {"judges": judges, "by_judge": {j: judge_lineage(tables, j, cells) for j in judges}}

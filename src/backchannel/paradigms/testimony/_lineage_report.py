@@ -1,13 +1,18 @@
 """Report sections of the evidence lineage: citation and adoption per testimony, propagation
-order by round, the root-state transition diagram, and both-root holders' votes."""
+order by round, the root-state transition diagram, and both-root holders' votes, read from the
+typed results (a figure's series is the model and every other factor's level)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
+from backchannel.analysis import CellRow, rows_frame
+from backchannel.paradigms.testimony._cells import ARM_KEYS
+from backchannel.paradigms.testimony._results import JudgeLineage, Lineage
 from backchannel.paradigms.testimony._roots import STATES
 from backchannel.paradigms.testimony._stats import wilson
 from backchannel.report import Report, bar_with_intervals, line_over_rounds
@@ -21,14 +26,28 @@ _STATE_NAMES = {
 }
 
 
-def pooled_rates(citation: list[dict[str, Any]]) -> pd.DataFrame:
-    """Per model, arm and testimony, over R1..RK: citation and adoption shares of the members'
-    statements with Wilson 95 % intervals."""
-    frame = pd.DataFrame(citation)
+def _framed(rows: Sequence[CellRow]) -> pd.DataFrame:
+    """Typed rows as a table with their `series` (the model and every other factor's level)."""
+    frame = rows_frame(rows)
+    if frame.empty:
+        return frame
+    extra = list(dict.fromkeys(k for r in rows for k in r.cell if k not in ARM_KEYS))
+    series = [", ".join([str(r.cell.get("model")), *(f"{k}={r.cell.get(k)}" for k in extra)])
+              for r in rows]  # fmt: skip
+    return frame.assign(series=series)
+
+
+def pooled_rates(citation: pd.DataFrame | Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Per series, arm and testimony, over R1..RK: citation and adoption shares of the members'
+    statements with Wilson 95 % intervals (`citation`: the citation rows; without a `series`,
+    the model is the series)."""
+    frame = pd.DataFrame(citation) if not isinstance(citation, pd.DataFrame) else citation
+    if "series" not in frame.columns:
+        frame = frame.assign(series=frame["model"])
     frame = frame[frame["group"] == "members"]
     rows = []
     for (model, condition, intervention, testimony), group in frame.groupby(
-        ["model", "condition", "intervention", "testimony"], sort=True
+        ["series", "condition", "intervention", "testimony"], sort=True
     ):
         n = int(group["statements"].sum())
         arm = condition if intervention == "none" else f"{condition} {intervention}"
@@ -87,22 +106,21 @@ def transition_figure(rows: list[dict[Any, Any]], title: str) -> Figure:
     return fig
 
 
-def fill_lineage(metrics: dict[str, Any], report: Report) -> None:
+def fill_lineage(lineage: Lineage, report: Report) -> None:
     """The lineage sections, one set per citation judge (the markup's first)."""
-    lineage = metrics.get("lineage") or {}
-    if not lineage.get("judges"):
+    if not lineage.judges:
         report.section(
             "Evidence lineage",
             "No statement has extracted claims: run with citation markup, or extract them with "
             "`backchannel judge RUN --judge MODEL --as citations_llm`.",
         )
         return
-    for judge in lineage["judges"]:
-        _judge_sections(judge, lineage["by_judge"][judge], report)
+    for judge in lineage.judges:
+        _judge_sections(judge, lineage.by_judge[judge], report)
 
 
-def _judge_sections(judge: str, found: dict[str, Any], report: Report) -> None:
-    summary = found["extraction"]
+def _judge_sections(judge: str, found: JudgeLineage, report: Report) -> None:
+    summary = found.extraction
     report.section(
         f"Evidence lineage ({judge})",
         "Claims are the citations of the members' public statements (R1..RK; the key and "
@@ -114,16 +132,17 @@ def _judge_sections(judge: str, found: dict[str, Any], report: Report) -> None:
     )
     report.metrics(
         {
-            "statements": summary["statements"],
-            "claims": summary["claims"],
-            **{f"statements {k}": v for k, v in summary["by_status"].items()},
-            **{f"invalid citations: {k}": v for k, v in summary["invalid_citations"].items()},
+            "statements": summary.statements,
+            "claims": summary.claims,
+            **{f"statements {k}": v for k, v in summary.by_status.items()},
+            **{f"invalid citations: {k}": v for k, v in summary.invalid_citations.items()},
         }
     )
-    if not found["citation"]:
+    if not found.citation:
         report.note("No analysed statement: nothing to show.")
         return
-    pooled = pooled_rates(found["citation"])
+    rates = _framed(found.citation)
+    pooled = pooled_rates(rates)
     for model, group in pooled.groupby("model", sort=True):
         fig = bar_with_intervals(
             group.fillna({"rate": 0.0, "low": 0.0, "high": 0.0}),
@@ -137,14 +156,13 @@ def _judge_sections(judge: str, found: dict[str, Any], report: Report) -> None:
         )
         fig.axes[0].tick_params(axis="x", labelrotation=25)
         report.figure(fig, f"Citation and adoption of the key and second-key testimony, {model}.")
-    rates = pd.DataFrame(found["citation"])
     members = rates[rates["group"] == "members"].dropna(subset=["mean_order"])
     if not members.empty:
         frame = members.assign(
             step=members["phase"].str[1:].astype(int),
             line=members["testimony"].map(_TESTIMONY) + " " + members["condition"],
         )
-        for (name, intervention), group in frame.groupby(["model", "intervention"], sort=True):
+        for (name, intervention), group in frame.groupby(["series", "intervention"], sort=True):
             fig = line_over_rounds(
                 group,
                 "step",
@@ -159,42 +177,50 @@ def _judge_sections(judge: str, found: dict[str, Any], report: Report) -> None:
                 "Mean propagation order of the statements carrying each testimony, by round: "
                 "the true root is the second-key's testimony, the false root the key's in C1.",
             )
-    report.table("lineage_citation", rates, "Every citation measure per testimony and round.")
+    report.table(
+        "lineage_citation",
+        rates.drop(columns="series"),
+        "Every citation measure per testimony and round.",
+    )
     _roots(judge, found, report)
 
 
-def _roots(judge: str, found: dict[str, Any], report: Report) -> None:
+def _roots(judge: str, found: JudgeLineage, report: Report) -> None:
     report.section(
         f"Evidence roots ({judge})",
         "A member holds a root in a round when any of its statements so far carries it: the "
         "true root is the second-key's testimony, the false root the key's testimony in C1.",
     )
-    moved = pd.DataFrame(found["transitions"])
+    moved = _framed(found.transitions)
     if not moved.empty:
         for (model, condition, intervention), group in moved.groupby(
-            ["model", "condition", "intervention"], sort=True
+            ["series", "condition", "intervention"], sort=True
         ):
             fig = transition_figure(
                 group.to_dict("records"), f"root states ({model}, {condition}, {intervention})"
             )
             report.figure(fig, "Members' root states from round to round, with counts.", data=group)
-        report.table("root_transitions", moved, "State transitions between rounds (counts).")
-    if found["pickups"]:
+        report.table(
+            "root_transitions",
+            moved.drop(columns="series"),
+            "State transitions between rounds (counts).",
+        )
+    if found.pickups:
         report.table(
             "root_pickups",
-            pd.DataFrame(found["pickups"]),
+            rows_frame(found.pickups),
             "Share of true-only holders that hold the false root a round later, and the reverse.",
         )
-    if found["both_root_votes"]:
+    if found.both_root_votes:
         report.table(
             "both_root_votes",
-            pd.DataFrame(found["both_root_votes"]),
+            rows_frame(found.both_root_votes),
             "Votes of members holding both roots: true endpoint, decoy, UNKNOWN, other, failed.",
         )
-    if found["single_root_order"]:
+    if found.single_root_order:
         report.table(
             "single_root_order",
-            pd.DataFrame(found["single_root_order"]),
+            rows_frame(found.single_root_order),
             "Mean propagation order at which single-root holders hold their root, by round.",
         )
-    report.table("root_states", pd.DataFrame(found["root_states"]), "Members per root state.")
+    report.table("root_states", rows_frame(found.root_states), "Members per root state.")

@@ -5,6 +5,9 @@ checkpoint a run has a truth majority (at least 3 of the 4 vote the true endpoin
 majority (at least 3 vote l(m-1)) or no consensus (anything else, an UNKNOWN majority included).
 A vote that could not be read counts as "failed", one cut off by its token budget as
 "truncated": both are reported, never turned into an answer. Paired tests pair by story.
+
+Every section is computed once per cell of the factors the run declares beyond the study's arm
+(`_cells.Cells`) and validated into the typed `TestimonyMetrics` (`_results.py`).
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables, decode_json
+from backchannel.analysis import Design, RunTables, decode_json, jsonable
+from backchannel.paradigms.testimony._cells import Cells, with_cell
+from backchannel.paradigms.testimony._graph import citation_judges
 from backchannel.paradigms.testimony._lineage import lineage_metrics
 from backchannel.paradigms.testimony._phases import label_of, participant_checkpoints, round_of
+from backchannel.paradigms.testimony._results import TestimonyMetrics
 from backchannel.paradigms.testimony._stats import paired_difference, wilson
 from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
 
@@ -126,6 +132,7 @@ def _rows(record: dict[Any, Any], meta: dict[str, Any], votes: pd.DataFrame) -> 
 
 
 ARM = ["model", "condition", "intervention"]
+"""The study's arm keys of every outcome row (the model label: the story roles' models)."""
 
 
 def outcome_rates(outcomes: pd.DataFrame) -> list[dict[str, Any]]:
@@ -144,6 +151,20 @@ def outcome_rates(outcomes: pd.DataFrame) -> list[dict[str, Any]]:
         entry["failed_votes"] = int(rows["failed"].sum())
         entry["truncated_votes"] = int(rows["truncated"].sum())
         result.append(entry)
+    return result
+
+
+def truth_by_deception(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
+    """Per arm: the participants' truth majority at `last` over every story (`all`) and per
+    deception type, with Wilson 95 % intervals."""
+    rows = outcomes[(outcomes["group"] == "participants") & (outcomes["checkpoint"] == last)]
+    result = []
+    for values, arm in rows.groupby(ARM, sort=False):
+        base = dict(zip(ARM, values, strict=True))
+        parts = [("all", arm), *((str(d), g) for d, g in arm.groupby("deception", sort=True))]
+        for deception, group in parts:
+            truth = wilson(int((group["outcome"] == "truth").sum()), len(group))
+            result.append({**base, "deception": deception, "checkpoint": last, "truth": truth})
     return result
 
 
@@ -332,29 +353,65 @@ def arm_contrasts(outcomes: pd.DataFrame, last: str) -> list[dict[str, Any]]:
     return result
 
 
-def testimony_metrics(tables: RunTables) -> dict[str, Any]:
-    """Everything `backchannel metrics RUN --json` prints for a testimony run."""
+def testimony_metrics(tables: RunTables) -> TestimonyMetrics:
+    """Everything `backchannel metrics RUN --json` prints for a testimony run, per cell of the
+    factors the run declares beyond the study's arms (`Cells`)."""
+    design = Design.of(tables)
+    cells = Cells.of(tables, design)
     outcomes = checkpoint_outcomes(tables)
     analysed = outcomes[outcomes["group"] == "participants"]
     rounds = _rounds(tables)
     checkpoints = participant_checkpoints(rounds)
-    gaps = condition_gaps(outcomes, checkpoints) if len(outcomes) else []
+    last = checkpoints[-1]
+    sections: dict[str, list[dict[str, Any]]] = {
+        "outcome_rates": [],
+        "truth_by_deception": [],
+        "condition_gaps": [],
+        "gap_at_T1": [],
+        "between_models": [],
+        "intervention_contrasts": [],
+    }
+    for cell, part in cells.split(outcomes) if len(outcomes) else []:
+        gaps = condition_gaps(part, checkpoints)
+        found = {
+            "outcome_rates": (outcome_rates(part), "intervention"),
+            "truth_by_deception": (truth_by_deception(part, last), "intervention"),
+            "condition_gaps": (gaps, "model"),
+            "gap_at_T1": (gap_at_first_testimony(gaps, last), "model"),
+            "between_models": (between_models(part, last), "model_b"),
+            "intervention_contrasts": (arm_contrasts(part, last), "model"),
+        }
+        for name, (rows, after) in found.items():
+            sections[name] += [with_cell(row, cell, after) for row in rows]
     conversations = tables.conversations
     done = int((conversations["status"] == "done").sum()) if len(conversations) else 0
-    return {
+    data = {
+        "pooled": pooled_factors(design, citation_judges(tables)),
         "conversations": done,
         "not_done": int(len(conversations) - done),
         "analysed_group": "the four story roles other than the key role",
         "checkpoints": checkpoints,
         "failed_votes": int(analysed["failed"].sum()),
         "truncated_votes": int(analysed["truncated"].sum()),
-        "outcome_rates": outcome_rates(outcomes) if len(outcomes) else [],
-        "condition_gaps": gaps,
-        "gap_at_T1": gap_at_first_testimony(gaps, checkpoints[-1]),
-        "between_models": between_models(outcomes, checkpoints[-1]) if len(outcomes) else [],
-        "intervention_contrasts": arm_contrasts(outcomes, checkpoints[-1]) if len(outcomes) else [],
-        "lineage": lineage_metrics(tables),
+        **sections,
+        "lineage": lineage_metrics(tables, cells),
     }
+    return TestimonyMetrics.build(jsonable(data), design)
+
+
+def pooled_factors(design: Design, judges: Sequence[str]) -> dict[str, list[str]]:
+    """The sections whose definition contrasts factor levels, and those factors (the ones the
+    run declared): C0 against C1 at intervention none, an intervention against its reference,
+    one model against another; and each judge's extraction summary, counted over the run."""
+    contrasted = design.pooled(["condition", "intervention"])
+    named = {
+        "condition_gaps": contrasted,
+        "gap_at_T1": contrasted,
+        "between_models": design.pooled(["model", "condition", "intervention"]),
+        "intervention_contrasts": contrasted,
+        **{f"lineage.by_judge.{judge}.extraction": list(design.factors) for judge in judges},
+    }
+    return {section: factors for section, factors in named.items() if factors}
 
 
 def _rounds(tables: RunTables) -> int:

@@ -27,6 +27,13 @@ from backchannel.paradigms.testimony._environment import (
 )
 from backchannel.paradigms.testimony._generator import generate
 from backchannel.paradigms.testimony._graph import CITATION_JUDGE
+from backchannel.paradigms.testimony._population import (
+    LIE,
+    MESSAGES,
+    POPULATION,
+    STATEMENT,
+    VOTE,
+)
 from backchannel.paradigms.testimony._settings import (
     EXITS,
     FIXED_SETTINGS,
@@ -43,11 +50,10 @@ if TYPE_CHECKING:
 
     from backchannel.analysis import RunTables
     from backchannel.judges import Labelling
+    from backchannel.paradigms.testimony._results import TestimonyMetrics
     from backchannel.report import Report
 
 UNKNOWN = "UNKNOWN"
-VOTE = "vote"
-STATEMENT = "statement"
 # Ten names: at most five can clash with a story's roles, and there are at most five observers.
 OBSERVER_NAMES = (
     "Quinn",
@@ -114,6 +120,7 @@ class Testimony(Paradigm[TestimonySettings]):
     prompt_package = "backchannel.paradigms.testimony.prompts"
     fixed_settings = FIXED_SETTINGS
     view = VIEW
+    population = POPULATION
     # C0 and C1, the exits and the observer arms of one story are arms of a pair: what they ask
     # alike (T0 above all) is asked once.
     paired_factors = frozenset({"condition", "intervention"})
@@ -164,10 +171,14 @@ class Testimony(Paradigm[TestimonySettings]):
         completion = statements * settings.max_tokens + votes * settings.vote_max_tokens
         return CallEstimate(calls, prompt, completion)
 
-    def _agent(self, env: Environment, s: TestimonySettings, name: str) -> Agent:
+    def _agent(
+        self, env: Environment, s: TestimonySettings, name: str, facts: dict[str, Any]
+    ) -> Agent:
+        """A story role; `facts` (the arm's messages) go to a simulated population only."""
         kind = role_kind(env, name)
         system = self.template("system.txt").format(name=name, observations=env.observations[name])
         if kind == "key" and s.condition == "C1":
+            facts = {**facts, LIE: env.false_message.text}
             system = (
                 system.strip()
                 + "\n\n"
@@ -183,6 +194,7 @@ class Testimony(Paradigm[TestimonySettings]):
             model=model_of(s, kind),
             system=system.strip(),
             settings=GenerationSettings(temperature=s.temperature, max_tokens=s.max_tokens),
+            facts=facts,
         )
 
     def _shown(self, message: WitnessMessage) -> str:
@@ -231,7 +243,10 @@ class Testimony(Paradigm[TestimonySettings]):
         # vote options come in a seeded order per story, the same in every arm of the story.
         order = story_order(env.roles, ctx.experiment_seed, env.id, "roles")
         options = story_order(env.containers, ctx.experiment_seed, env.id, "options")
-        agents = [self._agent(env, s, name) for name in order]
+        sent = sent_messages(env, s, self.template("null_message.txt").strip())
+        # What a simulated population reads of the arm: the text each role sent.
+        facts: dict[str, Any] = {MESSAGES: {m.sender: m.text for m in sent}}
+        agents = [self._agent(env, s, name, facts) for name in order]
         observers = [
             Agent(
                 name=name,
@@ -239,10 +254,10 @@ class Testimony(Paradigm[TestimonySettings]):
                 model=model_of(s, "observer"),
                 system=self.template("system_observer.txt").format(name=name).strip(),
                 settings=GenerationSettings(temperature=s.temperature, max_tokens=s.max_tokens),
+                facts=facts,
             )
             for name in (observer_names(env, s.observers) if s.intervention in OBSERVERS else [])
         ]
-        sent = sent_messages(env, s, self.template("null_message.txt").strip())
         messages = sorted(sent, key=lambda m: order.index(m.sender))
         exits = s.intervention in EXITS
         speakers = [a for a in agents if not (exits and a.name == env.key)]
@@ -323,7 +338,7 @@ class Testimony(Paradigm[TestimonySettings]):
                     self._cite(ctx, said, f"O{k}", env, messages, spoken)
         await ctx.drain()
 
-    def metrics(self, tables: RunTables, options: AnalysisOptions) -> dict[str, Any]:
+    def metrics(self, tables: RunTables, options: AnalysisOptions) -> TestimonyMetrics:
         from backchannel.paradigms.testimony._metrics import testimony_metrics
 
         return testimony_metrics(tables)
@@ -334,7 +349,7 @@ class Testimony(Paradigm[TestimonySettings]):
 
         return {"citations": citation_table(tables)}
 
-    def report(self, tables: RunTables, metrics: dict[str, Any], report: Report) -> None:
+    def report(self, tables: RunTables, metrics: TestimonyMetrics, report: Report) -> None:
         from backchannel.paradigms.testimony._report import fill_report
 
         fill_report(tables, metrics, report)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import backchannel as bc
-from backchannel.report import run_summary_html
+from backchannel._run_display import run_summary_html
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def test_a_run_displays_its_paradigm_counts_and_design(tmp_path: Path) -> None:
@@ -21,7 +21,7 @@ def test_a_run_displays_its_paradigm_counts_and_design(tmp_path: Path) -> None:
 
 
 def test_a_name_with_markup_is_shown_as_text_and_a_partial_run_says_so(tmp_path: Path) -> None:
-    from backchannel.report._notebook import _summary
+    from backchannel._run_display import _summary
 
     state = {"done": 1, "failed": 1, "complete": False}
     page = _summary(tmp_path, {"name": "<script>x</script>", "factors": ["k"]}, state)

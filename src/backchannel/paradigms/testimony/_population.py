@@ -1,4 +1,4 @@
-"""The simulated population in the testimony paradigm: votes by weighted end claims, cited.
+"""The simulated population of testimony (`sim/population`): votes by weighted end claims, cited.
 
 Every account an agent holds claims an end place: the last container it names. The agent's own
 observation counts `observation`; each other role's account counts 1 if the agent believes that
@@ -15,6 +15,12 @@ tell it (windows, moves, end places), enumerates the walks they allow with the t
 verifier's enumeration, and votes their endpoint when it is unique (else it counts as above);
 its statements also pass every believed account on word for word (`Account of Name: "..."`),
 so with full trust every role holds all five accounts from R1 on.
+
+Everything about the call is read from its call information: the prompt's name (`vote`,
+`statement`, the extractor's `claims`), the agent and its role, the story (the item), the
+messages of the arm and the key's lie (the agents' facts) and what the agent saw, message by
+message (testimony in round T1, statements in the rounds after). What the rules read in a
+statement is the population's own wording, kept here beside the rules that write it.
 """
 
 from __future__ import annotations
@@ -22,29 +28,62 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
-from backchannel.backends._pop_draw import system_text, transcript, uniform, user_text
-from backchannel.backends._types import LabelSet, Request
+from pydantic import BaseModel, ConfigDict, Field
 
-if TYPE_CHECKING:
-    from backchannel.backends._population import PopulationRules, TestimonyRules
+from backchannel.backends import LabelSet, Population, PopulationCall
+from backchannel.paradigms.testimony._extractor import CLAIMS
+from backchannel.paradigms.testimony._phases import label_of, round_of
+from backchannel.paradigms.testimony._walks import Fragment, Move, endpoints
 
 UNKNOWN = "UNKNOWN"
-_ROLE = re.compile(r"^You are (\S+), one of the people in the story\. What you saw yourself:\n")
-_OBSERVER = re.compile(r"^You are (\S+), an observer\.")
-_OWN = re.compile(r"What you saw yourself:\n(.*?)\nYou know nothing else first-hand\.", re.DOTALL)
-_SENT = re.compile(r'Instead of your true account you sent this message: "(.*?)" Keep to')
-_OBJECT = re.compile(r"took part in a story about an? (\S+?)\.")
-_CONTAINERS = re.compile(r"can be in one of these containers: (.+?)\. The group's task")
-_VOTE = "Privately (nobody else will see this answer): where is the"
-_STATEMENT = "Write one public statement to the group"
-_TESTIMONY = re.compile(r"^\((?:message to everyone|private message to \S+)\) (.*)$", re.DOTALL)
-_SAID = re.compile(r"^\(([RO][1-9][0-9]*) statement\) (.*)$", re.DOTALL)
+VOTE = "vote"
+STATEMENT = "statement"
+OBSERVER = "observer"
+MESSAGES = "messages"
+"""Agents' fact: sender -> the text of the message that sender sent in this arm."""
+LIE = "lie"
+"""The deceptive key's fact: the text of the false message it sent (C1)."""
+TESTIMONY_ROUND = round_of("T1")
+
+
+class TestimonyPopulation(BaseModel):
+    """Testimony: votes by a weighted count of the end places the accounts an agent holds claim."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    observation: float = Field(
+        1.5,
+        ge=0,
+        le=10,
+        description="Weight of the agent's own first-hand end place (each believed account of "
+        "another role counts 1).",
+    )
+    trust: float = Field(
+        0.8,
+        ge=0,
+        le=1,
+        description="Chance an agent believes another role's account, fixed per (agent, source): "
+        "a believed account counts towards its vote and is cited; a doubted one is ignored.",
+    )
+    strategy: Literal["count", "reconstruct"] = Field(
+        "count",
+        description="count: vote the weighted plurality of the end places the accounts claim; "
+        "reconstruct: rebuild the walks the believed accounts allow (the verifier's "
+        "enumeration), vote their endpoint when it is unique (else count), and pass every "
+        "believed account on word for word.",
+    )
+
+
+Call = PopulationCall[TestimonyPopulation]
+
+# The population's own sentences, as its statements write them (see `Witness.statement`).
 _NAME = r"([A-Za-z][A-Za-z0-9_-]*)"
-_FIRST_HAND = re.compile(r"I saw it myself: when I left, the \S+ was in the (\S+)\.")
 _ROUND = r"[RO][1-9][0-9]*"
+_FIRST_HAND = re.compile(r"I saw it myself: when I left, the \S+ was in the (\S+)\.")
 _ACCOUNT = re.compile(
     rf"{_NAME}'s account(?: \[T:{_NAME}\]|, as {_NAME} passed it on(?: \[S:{_NAME}@{_ROUND}\])?,)"
     r" puts the \S+ in the (?P<place>\S+)\."
@@ -90,6 +129,8 @@ class Account:
 
 
 def _sentence_patterns(target: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The sentences of the shipped accounts (observations in the second person, messages in
+    the first): the story data the reconstructing type reads."""
     obj = re.escape(target)
     return [
         ("enter", re.compile(rf"^(?:I|You) entered while the {obj} was in the (\S+)\.$")),
@@ -107,13 +148,11 @@ def _sentence_patterns(target: str) -> list[tuple[str, re.Pattern[str]]]:
     ]
 
 
-def read_account(text: str, owner: str, target: str) -> tuple[Any, ...] | None:
+def read_account(text: str, owner: str, target: str) -> tuple[Fragment, ...] | None:
     """An account's windows as its text tells them (`Fragment`s, in its order): entering,
     every move seen or made, leaving. Sentences of another shape are passed over; an account
     whose moves or end places do not join up is unusable (None)."""
-    from backchannel.paradigms.testimony import Fragment, Move
-
-    windows: list[tuple[str, list[Any]]] = []
+    windows: list[tuple[str, list[Move]]] = []
     patterns = _sentence_patterns(target)
     for sentence in re.split(r"(?<=\.)\s+", text.strip()):
         for kind, pattern in patterns:
@@ -149,8 +188,6 @@ def read_account(text: str, owner: str, target: str) -> tuple[Any, ...] | None:
 def settled(held: tuple[tuple[str, str], ...], target: str) -> str | None:
     """The one endpoint of the walks these accounts (source, text) allow, else None (many
     votes of a run hold the same accounts: each set is enumerated once)."""
-    from backchannel.paradigms.testimony import endpoints
-
     accounts = {}
     for source, text in held:
         read = read_account(text, source, target)
@@ -162,47 +199,47 @@ def settled(held: tuple[tuple[str, str], ...], target: str) -> str | None:
     return next(iter(ends)) if len(ends) == 1 else None
 
 
-class Witness:
-    """One agent's evidence, rebuilt from what the request shows."""
+def _environment(call: Call) -> Mapping[str, Any]:
+    found = call.info.item.get("environment")
+    return found if isinstance(found, Mapping) else {}
 
-    def __init__(self, request: Request, rules: TestimonyRules) -> None:
-        system, user = system_text(request), user_text(request)
-        role, observer = _ROLE.match(system), _OBSERVER.match(system)
-        found = role or observer
-        self.name = found.group(1) if found else ""
-        self.rules = rules
-        containers = _CONTAINERS.search(user)
-        self.containers = (
-            tuple(c.strip() for c in containers.group(1).split(",")) if containers else ()
-        )
-        target = _OBJECT.search(user)
-        self.target = target.group(1) if target else "object"
-        own = _OWN.search(system) if role else None
-        self.own = end_place(own.group(1), self.containers) if own else None
-        self.own_text = own.group(1).strip() if own else None
-        sent = _SENT.search(system)
-        self.lie = end_place(sent.group(1), self.containers) if sent else None
-        self.sent_text = sent.group(1) if sent else None
-        self._key = (request.model, system, request.replicate)
+
+class Witness:
+    """One agent's evidence, rebuilt from the call: its story, its facts and what it saw."""
+
+    def __init__(self, call: Call) -> None:
+        info = call.info
+        env = _environment(call)
+        self.name = info.agent
+        self.rules = call.params
+        self.containers = tuple(str(c) for c in env.get("containers") or ())
+        self.target = str(env.get("object") or "object")
+        observed = None if info.role == OBSERVER else env.get("observations", {}).get(self.name)
+        self.own_text = str(observed).strip() if observed is not None else None
+        self.own = end_place(self.own_text, self.containers) if self.own_text else None
+        lie = info.facts.get(LIE)
+        self.sent_text = str(lie) if lie is not None else None
+        self.lie = end_place(self.sent_text, self.containers) if self.sent_text else None
+        # Trust draws are fixed by the model, the agent's instructions and the replicate.
+        self._key = (call.model, call.system, call.request.replicate)
         self.accounts: dict[str, Account] = {}
         self.texts: dict[str, str] = {}  # source -> its account word for word
-        for speaker, text in transcript(user):
-            if speaker == "You" or speaker == self.name:
+        sent: Mapping[str, Any] = info.facts.get(MESSAGES) or {}
+        for seen in info.seen:
+            if seen.own or seen.speaker == self.name:
                 continue
-            shown = _TESTIMONY.match(text)
-            if shown:
-                place = end_place(shown.group(1), self.containers)
+            if seen.round == TESTIMONY_ROUND:
+                text = str(sent.get(seen.speaker, "")).strip()
+                place = end_place(text, self.containers)
                 if place is not None:
-                    self._hold(Account(speaker, place))
-                self.texts[speaker] = shown.group(1).strip()  # first-hand beats any report
-                continue
-            said = _SAID.match(text)
-            if said:
-                self._passed_on(speaker, said.group(1), said.group(2))
+                    self._hold(Account(seen.speaker, place))
+                self.texts[seen.speaker] = text  # first-hand beats any report
+            elif seen.round > TESTIMONY_ROUND:
+                self._passed_on(seen.speaker, label_of(seen.round), seen.text)
 
     def believes(self, source: str) -> bool:
         """Whether this agent believes `source`'s account: fixed per (agent, source)."""
-        return uniform(*self._key, "trust", source) < self.rules.trust
+        return PopulationCall.uniform(*self._key, "trust", source) < self.rules.trust
 
     def _hold(self, account: Account) -> None:
         known = self.accounts.get(account.source)
@@ -237,9 +274,9 @@ class Witness:
         """The planted strategy's vote: reconstructed when it settles the endpoint, else
         counted."""
         if self.rules.strategy == "reconstruct":
-            settled = self.reconstructed()
-            if settled is not None:
-                return settled
+            found = self.reconstructed()
+            if found is not None:
+                return found
         return self.counted()
 
     def held_texts(self) -> dict[str, str]:
@@ -295,26 +332,34 @@ class Witness:
         return " ".join(parts)
 
 
-_EXTRACT = "You read one public statement from a group discussion about where a"
-_EXTRACT_LISTS = re.compile(r"People: (.*?)\. Containers: (.*?)\. Earlier rounds: (.*?)\.\n")
-_EXTRACT_TEXT = re.compile(r"\nStatement by \S+ in round \S+:\n(.*)$", re.DOTALL)
+def _vote(call: Call) -> str:
+    """A private vote: the planted strategy's, UNKNOWN where the options do not list it."""
+    vote = Witness(call).vote()
+    constraint = call.request.constraint
+    if isinstance(constraint, LabelSet) and vote not in constraint.labels:
+        return UNKNOWN
+    return vote
+
+
+def _statement(call: Call) -> str:
+    return Witness(call).statement()
+
+
 _MARK = re.compile(rf"\[T:{_NAME}\]|\[S:{_NAME}@({_ROUND})\]", re.IGNORECASE)
 _LETTER = re.compile(r"[A-Za-z]")
 
 
-def extraction(user: str) -> str:
+def extraction(
+    text: str, roles: tuple[str, ...], containers: tuple[str, ...], rounds: tuple[str, ...]
+) -> str:
     """The claims extractor's answer: one claim per citation mark of the statement, supporting
     the last container of its sentence, as the markup parser reads it (marks naming a person or
-    round the prompt does not list are left out: the answer's schema cannot hold them)."""
-    lists, found = _EXTRACT_LISTS.search(user), _EXTRACT_TEXT.search(user)
-    if lists is None or found is None:
-        return json.dumps({"claims": []})
-    roles, rounds = set(lists.group(1).split(", ")), set(lists.group(3).split(", "))
-    containers = tuple(c for c in lists.group(2).split(", ") if c)
+    round the extractor does not list are left out: the answer's schema cannot hold them)."""
     by_case = {r.casefold(): r for r in roles}
+    listed = set(rounds)
     claims = []
     before = "none"
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", found.group(1)):
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         named = end_place(sentence, containers)
         for mark in _MARK.finditer(sentence):
             opens = not _LETTER.search(_MARK.sub("", sentence[: mark.start()]))
@@ -324,7 +369,7 @@ def extraction(user: str) -> str:
             phase = (mark.group(3) or "").upper()
             if testimony is not None:
                 claims.append(("testimony", testimony, "none", supports))
-            elif source is not None and phase in rounds:
+            elif source is not None and phase in listed:
                 claims.append(("statement", source, phase, supports))
         if named is not None or _LETTER.search(_MARK.sub("", sentence)):
             before = named or "none"
@@ -332,18 +377,21 @@ def extraction(user: str) -> str:
     return json.dumps({"claims": [dict(zip(keys, c, strict=True)) for c in claims]})
 
 
-def testimony_answer(request: Request, rules: PopulationRules) -> str | None:
-    """The population's answer to a testimony vote, statement or claims extraction, or None for
-    any other prompt."""
-    system, user = system_text(request), user_text(request)
-    if system.startswith(_EXTRACT):
-        return extraction(user)
-    if not (_ROLE.match(system) or _OBSERVER.match(system)):
-        return None
-    witness = Witness(request, rules.testimony)
-    if _VOTE in user and isinstance(request.constraint, LabelSet):
-        vote = witness.vote()
-        return vote if vote in request.constraint.labels else UNKNOWN
-    if _STATEMENT in user:
-        return witness.statement()
-    return None
+def _claims(call: Call) -> str:
+    """The extractor's call: the statement and the lists its schema allows, from its facts."""
+    facts = call.info.facts
+
+    def names(key: str) -> tuple[str, ...]:
+        return tuple(str(v) for v in facts.get(key) or ())
+
+    return extraction(
+        str(facts.get("text", "")), names("roles"), names("containers"), names("rounds")
+    )
+
+
+POPULATION = Population(
+    TestimonyPopulation,
+    rules={VOTE: _vote, STATEMENT: _statement},
+    judges={CLAIMS: _claims},
+)
+"""What `sim/population` answers testimony's votes, statements and claims extractions with."""

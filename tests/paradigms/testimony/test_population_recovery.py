@@ -123,7 +123,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.fixture(scope="module")
 def planted_metrics(planted: Any) -> dict[str, Any]:
-    return dict(planted.metrics())
+    return planted.metrics().as_json()
 
 
 def test_before_testimony_every_role_votes_where_it_last_saw_the_object(planted: Any) -> None:
@@ -287,7 +287,7 @@ def test_with_full_trust_every_vote_and_outcome_is_as_worked_out(tmp_path: Path)
     assert checked == len(votes) == 10 * (20 + 20 + 18 + 29)
     rates = {
         (r["condition"], r["intervention"]): r
-        for r in run.metrics()["outcome_rates"]
+        for r in run.metrics().as_json()["outcome_rates"]
         if r["group"] == "participants" and r["checkpoint"] == "R2"
     }
     assert len(rates) == 4

@@ -1,6 +1,6 @@
-"""A run as a notebook shows it (`Run._repr_html_`): a short HTML summary of what it is and how
-far it got, read from the run store's manifest and counts alone (no events, no metrics), so
-displaying a large run costs nothing."""
+"""A run as a notebook shows it (`Run._repr_html_`, kept apart from the run API): a short
+HTML summary of what it is and how far it got, read from the run store's manifest and counts
+alone (no events, no metrics), so displaying a large run costs nothing."""
 
 from __future__ import annotations
 

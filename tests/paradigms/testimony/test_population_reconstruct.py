@@ -11,8 +11,8 @@ from typing import Any
 import yaml
 
 import backchannel as bc
-from backchannel.backends._pop_testimony import read_account
 from backchannel.paradigms.testimony import Fragment, Move, load_environments
+from backchannel.paradigms.testimony._population import read_account
 
 
 def _run(directory: Path, experiment: dict[str, Any]) -> Any:
@@ -75,9 +75,8 @@ def test_reconstructors_reach_a_truth_majority_in_c0_on_every_environment(
             "population": {"testimony": {"trust": 1.0, "strategy": "reconstruct"}},
         },
     )
-    rates = {
-        r["checkpoint"]: r for r in run.metrics()["outcome_rates"] if r["group"] == "participants"
-    }
+    found = run.metrics().as_json()["outcome_rates"]
+    rates = {r["checkpoint"]: r for r in found if r["group"] == "participants"}
     # From R1 on every role holds all five honest accounts, and those settle lm (the verifier
     # accepted every environment on exactly that): a truth majority on all 120 stories.
     assert rates["R1"]["runs"] == len(load_environments()) == 120
@@ -103,7 +102,7 @@ def test_counting_agents_do_not_reach_it_everywhere(tmp_path: Path) -> None:
     )
     (r1,) = [
         r
-        for r in run.metrics()["outcome_rates"]
+        for r in run.metrics().as_json()["outcome_rates"]
         if r["group"] == "participants" and r["checkpoint"] == "R1"
     ]
     assert r1["truth"]["k"] < 40  # the counting rule is no timeline reasoner
@@ -127,6 +126,6 @@ def test_active_observers_speak_by_the_planted_rule(tmp_path: Path) -> None:
     assert len(said) == 6 * 3 * 3
     assert not said["text"].str.startswith("Sim reply").any()
     assert said["text"].str.contains(r"\[S:", regex=True).all()  # they cite what they read
-    lineage = run.metrics()["lineage"]["by_judge"]["citations"]["citation"]
+    lineage = run.metrics().as_json()["lineage"]["by_judge"]["citations"]["citation"]
     observed = [r for r in lineage if r["group"] == "observers"]
     assert observed and max(r["carrier_rate"] for r in observed) > 0
