@@ -65,3 +65,22 @@ def test_a_published_value_is_compared_with_every_run_model_in_its_cell() -> Non
     frame = comparison_frame(rows)
     assert frame["inside"].tolist() == ["yes", "no", "-"]
     assert frame["run cell"].tolist()[-1] == "no such cell"
+
+
+def test_the_pivot_orders_columns_by_measure_then_level_not_by_arrival() -> None:
+    def value(measure: str, k: int) -> HeadlineValue:
+        return HeadlineValue(cell={"model": "m", "k": k}, measure=measure, estimate=0.5, n=2)
+
+    # Cells arrive k = 1 first (a group size without k = 0), then 0 and 3; a second measure
+    # interleaved: each measure keeps its place, its levels in natural order.
+    rows = [value("FPI", 1), value("ratio", 1), value("FPI", 3), value("FPI", 0), value("ratio", 0)]
+    headline = Headline(title="t", rows=rows, index=["model"], columns=["k"])
+    assert list(headline.pivot().columns) == [
+        "model",
+        "FPI k=0",
+        "FPI k=1",
+        "FPI k=3",
+        "ratio k=0",
+        "ratio k=1",
+    ]
+    assert [headline.label(v) for v in headline.ordered()][:2] == ["FPI k=0", "FPI k=1"]

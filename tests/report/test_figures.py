@@ -75,8 +75,16 @@ def test_line_over_rounds_sorts_rounds_and_draws_bands() -> None:
     np.testing.assert_allclose(lines[0].get_xdata(), [0, 1, 2])
     np.testing.assert_allclose(lines[0].get_ydata(), [0.2, 0.4, 0.6])
     np.testing.assert_allclose(lines[1].get_ydata(), [0.5, 0.5, 0.5])
-    assert len(ax.collections) == 2  # one band per group
-    band_y = ax.collections[0].get_paths()[0].vertices[:, 1]
+    from matplotlib.collections import FillBetweenPolyCollection, PathCollection
+
+    bands = [c for c in ax.collections if isinstance(c, FillBetweenPolyCollection)]
+    assert len(bands) == 2  # one band per group
+    # Each point is also a marker linked to its row (the report resolves the links).
+    points = [c for c in ax.collections if isinstance(c, PathCollection)]
+    assert [u for c in points for u in c.get_urls()] == [
+        f"backchannel-row:{i}" for i in (1, 2, 0, 3, 4, 5)
+    ]
+    band_y = bands[0].get_paths()[0].vertices[:, 1]
     # The x band spans from the lowest lo (0.1) to the highest hi (0.7).
     assert band_y.min() == pytest.approx(0.1)
     assert band_y.max() == pytest.approx(0.7)
@@ -190,3 +198,27 @@ def test_an_interval_that_misses_its_estimate_by_rounding_touches_it() -> None:
     with pytest.raises(ValueError, match="contain"):
         far = frame.assign(low=[1e-6, 0.65])
         bar_with_intervals(far, "x", "rate", "low", "high", title="t", ylabel="r")
+
+
+def test_figures_drawn_apart_share_one_y_range() -> None:
+    from backchannel.report import shared_ylim
+
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "x": ["p", "q", "p", "q"],
+            "y": [0.1, 0.12, 0.4, 0.5],
+            "lo": [0.05, 0.1, 0.3, 0.45],
+            "hi": [0.11, 0.2, 0.45, 0.6],
+        }
+    )
+    limits = shared_ylim(frame, "y", "lo", "hi")
+    assert limits == pytest.approx((0.0, 0.63))  # 0 to the highest bound, 5 % above
+    figures = [
+        bar_with_intervals(part, "x", "y", "lo", "hi", title=m, ylabel="r", ylim=limits)
+        for m, part in frame.groupby("model")
+    ]
+    # Model a alone would end at 0.21 and b at 0.63: drawn apart, both span 0-0.63.
+    assert [f.axes[0].get_ylim() for f in figures] == [pytest.approx((0.0, 0.63))] * 2
+    assert shared_ylim(frame.assign(y=[-1.0, 0, 1, 2]), "y") == pytest.approx((-1.05, 2.1))
+    assert shared_ylim(frame.assign(y=float("nan")), "y") is None

@@ -1,6 +1,5 @@
 """Report: sections, tables with CSVs, embedded figures, metrics and escaping."""
 
-import base64
 import re
 from pathlib import Path
 
@@ -77,18 +76,22 @@ def test_long_tables_are_cut_in_the_page_but_not_in_the_csv(tmp_path: Path) -> N
     assert len(pd.read_csv(tmp_path / "long.csv")) == 5
 
 
-def test_figure_is_embedded_as_png_and_closed(tmp_path: Path) -> None:
+def test_figure_is_inline_svg_with_svg_pdf_and_csv_beside_it_and_closed(tmp_path: Path) -> None:
     report = Report("Figure")
-    fig, ax = plt.subplots()
+    fig, ax = plt.subplots(figsize=(10, 4))
     ax.bar(["a"], [1])
     number = fig.number
-    report.figure(fig, "One bar")
+    report.figure(fig, "One bar", data=pd.DataFrame({"x": ["a"], "y": [1]}))
     assert not plt.fignum_exists(number)
     page = report.write(tmp_path).read_text(encoding="utf-8")
-    match = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert match is not None
-    assert base64.b64decode(match.group(1)).startswith(b"\x89PNG\r\n\x1a\n")
-    assert "<figcaption>One bar</figcaption>" in page
+    assert page.count("<svg") == 1 and "<?xml" not in page
+    assert "One bar" in page and 'href="figure-1.pdf"' in page and 'href="figure-1.csv"' in page
+    svg = (tmp_path / "figure-1.svg").read_text()
+    # Drawn 10 in wide, laid out again at the text column's 7 in (504 pt).
+    width = float(re.search(r'width="([\d.]+)pt"', svg).group(1))  # type: ignore[union-attr]
+    assert width == pytest.approx(504)
+    assert (tmp_path / "figure-1.pdf").read_bytes().startswith(b"%PDF")
+    assert pd.read_csv(tmp_path / "figure-1.csv").to_dict("list") == {"x": ["a"], "y": [1]}
 
 
 def test_metrics_format_intervals_and_proportions(tmp_path: Path) -> None:

@@ -62,6 +62,24 @@ class Headline(BaseModel):
         records = [{**value.cell, **value.model_dump(exclude={"cell"})} for value in self.rows]
         return pd.DataFrame(records)
 
+    def label(self, value: HeadlineValue) -> str:
+        """The column `pivot` puts `value` in: its measure and its levels of `columns`."""
+        return " ".join([value.measure, *(f"{k}={value.cell.get(k)}" for k in self.columns)])
+
+    def ordered(self) -> list[HeadlineValue]:
+        """The values by measure (in the order they first appear), then by their levels of
+        `columns` in natural order (k = 0, 1, 3; not the order the cells came in)."""
+        from backchannel.analysis._typed import _natural
+
+        first = {m: i for i, m in reversed(list(enumerate(v.measure for v in self.rows)))}
+        return sorted(
+            self.rows,
+            key=lambda v: (
+                first[v.measure],
+                tuple(_natural(v.cell.get(k)) for k in self.columns),
+            ),
+        )
+
     def pivot(self) -> pd.DataFrame:
         """The study's layout: rows by `index`, columns by measure and `columns`, each cell
         `estimate [low, high] n=N` (text)."""
@@ -69,18 +87,18 @@ class Headline(BaseModel):
 
         records = []
         for value in self.rows:
-            label = " ".join([value.measure, *(f"{k}={value.cell.get(k)}" for k in self.columns)])
             records.append(
                 {
                     **{k: value.cell.get(k) for k in self.index},
-                    "column": label,
+                    "column": self.label(value),
                     "text": value.text(),
                 }
             )
         if not records:
             return pd.DataFrame(columns=self.index)
         frame = pd.DataFrame(records)
-        order = list(dict.fromkeys(frame["column"]))
+        order = [self.label(value) for value in self.ordered()]
+        order = list(dict.fromkeys(order))
         if not self.index:
             return frame.set_index("column")[["text"]].T.reset_index(drop=True)[order]
         wide = frame.pivot_table(

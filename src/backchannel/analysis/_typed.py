@@ -186,11 +186,49 @@ class Metrics(BaseModel):
         """The table these results lead with, in the study's layout (None: no headline)."""
         return None
 
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every table of these results as a DataFrame, named as `backchannel metrics RUN`
+        names its sections (`fpi.by_cell`, `pairings.main`, ...): a list of rows is one frame
+        (factors first, nested parts as dotted columns), the figures of a part one row."""
+        frames: dict[str, pd.DataFrame] = {}
+        _frames(self.as_json(), "", frames)
+        return frames
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """One table of `frames()` by its name (a `KeyError` lists the names there are)."""
+        frames = self.frames()
+        if name not in frames:
+            raise KeyError(f"no table {name!r}; tables: {', '.join(frames)}")
+        return frames[name]
+
     def sections(self) -> Iterator[tuple[str, Any]]:
         """(name, value) of every section field, in order."""
         for name in type(self).model_fields:
             if name != "pooled":
                 yield name, getattr(self, name)
+
+
+def _frames(data: Mapping[str, Any], path: str, out: dict[str, pd.DataFrame]) -> None:
+    """The tables of a JSON tree, depth first: its plain figures as one row, each list of
+    records as one frame, nested mappings under their dotted path."""
+    import pandas as pd
+
+    def plain(value: Any) -> bool:
+        if isinstance(value, list):
+            return all(not isinstance(v, Mapping | list) for v in value)
+        return not isinstance(value, Mapping)
+
+    figures = {k: v for k, v in data.items() if plain(v)}
+    if figures:
+        out[path or "summary"] = pd.DataFrame([figures])
+    for key, value in data.items():
+        if key in figures:
+            continue
+        name = f"{path}.{key}" if path else str(key)
+        if isinstance(value, Mapping):
+            _frames(value, name, out)
+        elif all(isinstance(v, Mapping) for v in value):
+            out[name] = pd.json_normalize(value, sep=".") if value else pd.DataFrame()
 
 
 def separation_problems(metrics: Metrics, design: Design | Sequence[str]) -> list[str]:

@@ -156,6 +156,15 @@ def report_command(
     judge: JudgeOption = None,
     second_judge: SecondJudgeOption = None,
     threshold: ThresholdOption = None,
+    viewer: Annotated[
+        str | None,
+        typer.Option(
+            "--viewer",
+            help="Where the report's numbers link to: the viewer's URL, or a static copy "
+            "(`backchannel view RUN --static DIR`: pass DIR). Default: http://127.0.0.1:8765/, "
+            "where `backchannel view RUN` serves.",
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report with figures, and its tables as CSV beside it."""
     from backchannel.orchestration import write_report
@@ -168,7 +177,12 @@ def report_command(
     require_conversations(run_tables, run)
     warn_unusable(run_tables)
     path = write_report(
-        paradigm_of(run_tables), run_tables, options, output or run / "report", title=run.name
+        paradigm_of(run_tables),
+        run_tables,
+        options,
+        output or run / "report",
+        title=run.name,
+        viewer=viewer,
     )
     out.print(f"report: {path.resolve()}")
     partial = incomplete_summary(run_tables.manifest.get("run_state"))

@@ -140,6 +140,11 @@ class Run:
         statuses = self.conversations["status"].value_counts()
         return {s: int(statuses.get(s, 0)) for s in ("done", "incomplete", "failed")}
 
+    def _repr_html_(self) -> str:
+        from backchannel._run_display import run_summary_html
+
+        return run_summary_html(self.path)
+
     @cached_property
     def paradigm(self) -> Paradigm[Any]:
         from backchannel.paradigms import get_paradigm
@@ -168,8 +173,12 @@ class Run:
         judge: str | None = None,
         second_judge: str | None = None,
         threshold: float | None = None,
+        viewer: str | None = None,
     ) -> Path:
-        """Write the HTML report (default RUN/report); returns the path of report.html."""
+        """Write the HTML report (default RUN/report); returns the path of report.html. Its
+        numbers link to `viewer`: a URL, or a static copy (default `backchannel view`'s)."""
         options = analysis_options(judge, second_judge, threshold)
         output = Path(output_dir) if output_dir is not None else self.path / "report"
-        return write_report(self.paradigm, self.tables, options, output, title=self.path.name)
+        return write_report(
+            self.paradigm, self.tables, options, output, title=self.path.name, viewer=viewer
+        )

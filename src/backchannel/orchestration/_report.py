@@ -22,12 +22,14 @@ def write_report(
     output: Path,
     *,
     title: str,
+    viewer: str | None = None,
 ) -> Path:
-    """Write the self-contained HTML report (and its tables as CSV) into `output`."""
+    """Write the self-contained HTML report (and its tables as CSV) into `output`; its numbers
+    link to `viewer` (a URL or a static copy; default `backchannel view`'s address)."""
     if output.exists() and not output.is_dir():
         raise RunDirectoryError(f"{output} is a file; pass a directory with -o")
     with tables.reuse():
-        return _write_report(paradigm, tables, options, output, title=title)
+        return _write_report(paradigm, tables, options, output, title=title, viewer=viewer)
 
 
 def _write_report(
@@ -37,6 +39,7 @@ def _write_report(
     output: Path,
     *,
     title: str,
+    viewer: str | None = None,
 ) -> Path:
     from backchannel.backends import model_caveat
     from backchannel.report import Report
@@ -57,12 +60,14 @@ def _write_report(
     caveat = model_caveat(run_models(tables))
     if caveat is not None:
         report.banner(caveat)
-    from backchannel.analysis import Metrics
+    from backchannel.analysis import Design, Metrics
+    from backchannel.report import viewer_links
 
+    report.link_to_viewer(viewer_links(Design.of(tables).factors, viewer, output))
     headline = figures.headline() if isinstance(figures, Metrics) else None
     if headline is not None:
         report.section(headline.title, headline.note or None)
-        report.table("headline", headline.pivot(), "The study's main table, from this run")
+        report.headline(headline, "The study's main table, from this run")
     paradigm.report(tables, figures, report)
     study = paradigm.study() if headline is not None else None
     if headline is not None and study is not None:

@@ -5,25 +5,36 @@ from typing import TYPE_CHECKING
 from backchannel._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from backchannel.report._figures import bar_with_intervals, line_over_rounds, stacked_bars
+    from backchannel.report._figures import (
+        bar_with_intervals,
+        line_over_rounds,
+        shared_ylim,
+        stacked_bars,
+    )
     from backchannel.report._format import format_scalar, is_proportion_name
     from backchannel.report._html import Report
+    from backchannel.report._links import DEFAULT_VIEWER, ViewerLinks, viewer_links
 
 __all__ = [
+    "DEFAULT_VIEWER",
     "Report",
+    "ViewerLinks",
     "bar_with_intervals",
     "format_scalar",
     "is_proportion_name",
     "line_over_rounds",
+    "shared_ylim",
     "stacked_bars",
+    "viewer_links",
 ]
 
 if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
-            "._figures": ("bar_with_intervals", "line_over_rounds", "stacked_bars"),
+            "._figures": ("bar_with_intervals", "line_over_rounds", "shared_ylim", "stacked_bars"),
             "._format": ("format_scalar", "is_proportion_name"),
             "._html": ("Report",),
+            "._links": ("DEFAULT_VIEWER", "ViewerLinks", "viewer_links"),
         },
     )

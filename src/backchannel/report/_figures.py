@@ -6,11 +6,16 @@ in the frame: sort the frame to choose the order. `facet` draws small multiples 
 level, shared axes) instead of one crowded panel; legends sit outside the data; long tick labels
 slant; colours are Okabe-Ito and, past eight groups, also differ in hatch or marker, so no two
 groups look alike.
+
+Each helper keeps the frame it drew (`figure_data`), and marks each bar or point with a link
+to its row (`ROW_URL` + the row's position), which the report resolves to the viewer's list of
+that row's conversations and writes as the figure's CSV.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +40,9 @@ PALETTE = (
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")
 LINESTYLES = ("-", "--", ":", "-.")
+ROW_URL = "backchannel-row:"
+"""A bar's or point's link before the report resolves it: this prefix and the row position."""
+_DRAWN: weakref.WeakKeyDictionary[Figure, pd.DataFrame] = weakref.WeakKeyDictionary()
 MAX_PANELS = 12
 """More facet levels than this make panels too small to read: the caller must split them."""
 
@@ -47,6 +55,37 @@ def _floor_at_zero(ax: Axes, *columns: pd.Series) -> None:
         top = float(values.max())
         # An explicit top from all the data, so panels sharing the axis all show every point.
         ax.set_ylim(bottom=0, top=top * 1.05 if top > 0 else 1)
+
+
+def figure_data(fig: Figure) -> pd.DataFrame | None:
+    """The frame a helper of this module drew `fig` from (rows in the positions its links
+    name), or None for a figure drawn otherwise."""
+    return _DRAWN.get(fig)
+
+
+def _drawn(fig: Figure, frame: pd.DataFrame) -> Figure:
+    _DRAWN[fig] = frame
+    return fig
+
+
+def _link(artists: Sequence[Any], rows: pd.Index) -> None:
+    """Link each bar to its row of the frame (positions, after `reset_index`)."""
+    for artist, row in zip(artists, rows, strict=True):
+        artist.set_url(f"{ROW_URL}{int(row)}")
+
+
+def shared_ylim(frame: pd.DataFrame, *columns: str) -> tuple[float, float] | None:
+    """One y range for every figure drawn from parts of `frame` (one figure per model, say),
+    so they compare at a glance: from 0 (or the lowest value, if negative) to the highest of
+    `columns`, with the margin the helpers give a single figure; None when nothing is finite."""
+    values = pd.concat([pd.to_numeric(frame[c], errors="coerce") for c in columns]).dropna()
+    values = values[np.isfinite(values)]
+    if values.empty:
+        return None
+    low, high = min(0.0, float(values.min())), float(values.max())
+    if high <= low:
+        return (low, low + 1.0)
+    return (low * 1.05 if low < 0 else 0.0, high * 1.05 if high > 0 else high)
 
 
 def _new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
@@ -170,10 +209,13 @@ def bar_with_intervals(
     title: str,
     ylabel: str,
     facet: str | None = None,
+    ylim: tuple[float, float] | None = None,
 ) -> Figure:
     """Bars of `y` per `x` (grouped by `hue`) with error bars from `low` to `high`; with
-    `facet`, one panel per level of that column."""
+    `facet`, one panel per level of that column. `ylim` fixes the y range (small multiples
+    drawn as separate figures share it: see `shared_ylim`)."""
     _require(frame, [x, y, low, high, hue, facet])
+    frame = frame.reset_index(drop=True)
     keys = [k for k in (x, hue, facet) if k is not None]
     if frame.duplicated(subset=keys).any():
         raise ValueError(f"each ({', '.join(keys)}) combination must appear once")
@@ -202,7 +244,7 @@ def bar_with_intervals(
                     rows[high].to_numpy(dtype=float) - values,
                 ]
             ).clip(min=0.0)
-            ax.bar(
+            bars = ax.bar(
                 offsets,
                 values,
                 width * 0.92,
@@ -214,8 +256,11 @@ def bar_with_intervals(
                 label=None if hue is None else str(group),
                 error_kw={"elinewidth": 1.1, "ecolor": "#333333"},
             )
+            _link(bars.patches, rows.index)
         _tick_labels(ax, range(len(categories)), categories)
         _floor_at_zero(ax, frame[y], frame[low], frame[high])
+        if ylim is not None:
+            ax.set_ylim(*ylim)
         ax.set_xlabel(x)
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", alpha=0.3)
@@ -224,7 +269,7 @@ def bar_with_intervals(
         _legend(panels, hue)
     figure = panels[0][0].get_figure()
     assert isinstance(figure, Figure)
-    return figure
+    return _drawn(figure, frame)
 
 
 def line_over_rounds(
@@ -238,12 +283,14 @@ def line_over_rounds(
     band_low: str | None = None,
     band_high: str | None = None,
     facet: str | None = None,
+    ylim: tuple[float, float] | None = None,
 ) -> Figure:
     """One line of `y` over `x` (e.g. round) per `group`, with an optional shaded band; with
-    `facet`, one panel per level of that column."""
+    `facet`, one panel per level of that column; `ylim` fixes the y range."""
     if (band_low is None) != (band_high is None):
         raise ValueError("give both band_low and band_high, or neither")
     _require(frame, [x, y, group, band_low, band_high, facet])
+    frame = frame.reset_index(drop=True)
     groups: list[object] = [None] if group is None else _levels(frame[group])
     panels = _panels(frame, facet, title)
     for ax, panel, _ in panels:
@@ -264,6 +311,10 @@ def line_over_rounds(
                 color=_color(g),
                 label=label,
             )
+            points = ax.scatter(
+                xs, rows[y].to_numpy(dtype=float), marker=_marker(g), color=_color(g), zorder=3
+            )
+            points.set_urls([f"{ROW_URL}{int(row)}" for row in rows.index])
             if band_low is not None and band_high is not None:
                 ax.fill_between(
                     xs,
@@ -277,6 +328,8 @@ def line_over_rounds(
             ax.set_xticks(sorted(pd.unique(frame[x])))
         bands = [frame[c] for c in (band_low, band_high) if c is not None]
         _floor_at_zero(ax, frame[y], *bands)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
         ax.set_xlabel(x)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
@@ -284,7 +337,7 @@ def line_over_rounds(
         _legend(panels, group)
     figure = panels[0][0].get_figure()
     assert isinstance(figure, Figure)
-    return figure
+    return _drawn(figure, frame)
 
 
 def stacked_bars(
@@ -299,6 +352,7 @@ def stacked_bars(
     if not stack_columns:
         raise ValueError("stack_columns must name at least one column")
     _require(frame, [x, *stack_columns])
+    frame = frame.reset_index(drop=True)
     if frame[x].duplicated().any():
         raise ValueError(f"{x} must be unique: one bar per row")
     values = frame[list(stack_columns)].to_numpy(dtype=float)
@@ -323,9 +377,10 @@ def stacked_bars(
             "label": column,
         }
         if horizontal:
-            ax.barh(positions, values[:, i], 0.7, left=bottom, **style)
+            bars = ax.barh(positions, values[:, i], 0.7, left=bottom, **style)
         else:
-            ax.bar(positions, values[:, i], 0.7, bottom=bottom, **style)
+            bars = ax.bar(positions, values[:, i], 0.7, bottom=bottom, **style)
+        _link(bars.patches, frame.index)
         bottom = bottom + values[:, i]
     ax.set_title(title)
     if horizontal:
@@ -341,4 +396,4 @@ def stacked_bars(
         ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     _outside_legend(ax, None)
-    return fig
+    return _drawn(fig, frame)

@@ -6,7 +6,7 @@ CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; background: #fff; color: var(--ink);
   font: 16px/1.55 -apple-system, "Segoe UI", "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 60rem; margin: 0 auto; padding: 2rem 1.5rem 3rem; }
+main { max-width: 72rem; margin: 0 auto; padding: 2rem 1.5rem 3rem; }
 header { border-bottom: 2px solid var(--rule); margin-bottom: 1.5rem; }
 h1 { font-size: 1.9rem; line-height: 1.2; margin: 0 0 .4rem; }
 h2 { font-size: 1.35rem; margin: 2.2rem 0 .6rem; padding-bottom: .25rem;
@@ -23,15 +23,22 @@ table { border-collapse: collapse; font-size: .9rem; font-variant-numeric: tabul
 caption { caption-side: top; text-align: left; color: var(--muted); padding: 0 0 .4rem; }
 th, td { padding: .3rem .65rem; border-bottom: 1px solid var(--rule); text-align: left;
   vertical-align: top; }
-thead th { border-bottom: 2px solid var(--ink); white-space: nowrap; }
+td { white-space: nowrap; }
+td.long div { white-space: normal; max-width: 18rem; display: -webkit-box; overflow: hidden;
+  -webkit-box-orient: vertical; -webkit-line-clamp: 3; line-clamp: 3; }
+thead th { border-bottom: 2px solid var(--ink); }
+.table-wrap table + table { margin-top: .9rem; }
+a.conversations { color: inherit; text-decoration: underline dotted var(--accent); }
 tbody tr:nth-child(even) { background: var(--stripe); }
 .num { text-align: right; }
 table.metrics { margin: 1rem 0; }
 table.metrics th { font-weight: 600; padding-right: 1.5rem; }
 .source { color: var(--muted); font-size: .8rem; margin: .3rem 0 0; }
 figure { margin: 1.4rem 0; }
-figure img { max-width: 100%; height: auto; display: block; }
+figure .plot svg { max-width: 100%; height: auto; display: block; }
+figure .plot a:hover path { opacity: .75; }
+.downloads { white-space: nowrap; margin-left: .4rem; }
 figcaption { color: var(--muted); font-size: .9rem; margin-top: .4rem; max-width: 46rem; }
-footer { max-width: 60rem; margin: 0 auto; padding: 1rem 1.5rem 2rem; color: var(--muted);
+footer { max-width: 72rem; margin: 0 auto; padding: 1rem 1.5rem 2rem; color: var(--muted);
   font-size: .8rem; border-top: 1px solid var(--rule); }
 """

@@ -91,7 +91,7 @@ def test_full_run_events_metrics_and_report(tmp_path):
     assert report.exit_code == 0, report.output
     html = (run / "report" / "report.html").read_text()
     assert "Concentration and margin" in html and "Tension classes" in html
-    assert "data:image/png;base64" in html
+    assert '<figure><div class="plot"' in html and "<svg" in html
     # Winners and verification scores read across: one column per option and per value.
     winners = pd.read_csv(run / "report" / "winners.csv")
     keys = ["scenario", "delphi", "state"]

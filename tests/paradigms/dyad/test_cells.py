@@ -133,7 +133,7 @@ def test_report_tables_and_figures_keep_the_levels_apart(tmp_path: Path) -> None
     html = report.write(tmp_path).read_text()
     assert "The run also varies rounds" in html
     # a trajectory figure per pairing and level
-    assert html.count("<img") == 4 + 2  # and the shift bars per level
+    assert html.count("<figure>") == 4 + 2  # and the shift bars per level
     trajectories = pd.read_csv(tmp_path / "trajectories.csv")
     assert list(trajectories.columns[:2]) == ["rounds", "pairing"]
     # 2 pairings x 2 roles x (3 checkpoints at T = 2 + 4 at T = 3)

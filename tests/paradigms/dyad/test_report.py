@@ -22,7 +22,7 @@ def test_report_has_trajectories_shifts_and_tests(tmp_path: Path) -> None:
     html = path.read_text()
     for heading in ("Trajectories", "Shifts and gaps", "Tests"):
         assert heading in html
-    assert html.count("<img") == 3  # one trajectory figure per pairing and the shift bars
+    assert html.count("<figure>") == 3  # one trajectory figure per pairing and the shift bars
     assert set(report.table_names) >= {
         "trajectories",
         "shifts",

@@ -813,7 +813,8 @@ def test_build_report_writes_figures_and_tables(tmp_path: Path) -> None:
         "by_intervention",
     }
     assert set(report.table_names) == expected
-    assert {p.stem for p in tmp_path.glob("*.csv")} == expected
+    figures = {f"figure-{i}" for i in range(1, 6)}  # each figure's data beside it
+    assert {p.stem for p in tmp_path.glob("*.csv")} == expected | figures
     fpi = pd.read_csv(tmp_path / "fpi_by_cell.csv")
     # Only conversation C is in the k=2 cell: FPI 1.
     assert fpi.loc[fpi["k"] == 2, "fpi"].tolist() == [1.0]
@@ -898,3 +899,57 @@ def test_group_vs_dyad_compares_every_group_size_with_the_dyad() -> None:
     # N = 4: q1 1/3 - 0, q2 1 - 1 -> mean 1/6 over two items.
     four = by_size[4]
     assert four["n"] == 2 and four["estimate"] == pytest.approx(1 / 6)
+
+
+def test_headline_is_fpi_by_k_and_private_vs_public_with_the_study_names() -> None:
+    from backchannel.analysis import compare_study
+    from backchannel.paradigms.peer_pressure import PeerPressure
+
+    metrics = compute_metrics(build_run([CONV_A, CONV_B, CONV_C]), J)
+    headline = metrics.headline()
+    assert headline.index == ["model", "dataset", "n_agents"] and headline.columns == ["k"]
+    values = {(v.measure, v.cell["k"]): v for v in headline.rows}
+    # k=1: FPI 2/3 in A and in B (test_fpi_by_cell), so the interval is degenerate; n = 2.
+    fpi = values[("FPI", 1)]
+    assert (fpi.estimate, fpi.low, fpi.high, fpi.n) == pytest.approx((2 / 3, 2 / 3, 2 / 3, 2))
+    assert values[("FPI", 2)].estimate == 1 and values[("FPI", 2)].n == 1
+    # k=1 main pairing: 11 exposed turns, 7 infected, 3 endorse; knowers 1 correction of 3.
+    assert values[("private infection (exposed turns)", 1)].estimate == pytest.approx(7 / 11)
+    assert values[("public endorsement (exposed turns)", 1)].estimate == pytest.approx(3 / 11)
+    ratio = values[("private/public ratio", 1)]
+    assert ratio.estimate == pytest.approx(7 / 3) and ratio.n == 11 and ratio.low is None
+    knower = values[("knower correction rate", 1)]
+    assert knower.estimate == pytest.approx(1 / 3) and knower.n == 3
+    # k=2 (C): Cara and Dan endorse after both adversaries and are infected: 2/2, ratio 1;
+    # nobody held the truth after the round, so there is no knower rate, and it says why.
+    assert values[("private/public ratio", 2)].estimate == 1
+    assert values[("knower correction rate", 2)].estimate is None
+    assert values[("knower correction rate", 2)].skipped
+    table = headline.pivot()
+    assert list(table.columns[:3]) == ["model", "dataset", "n_agents"]
+    assert "FPI k=1" in table.columns and "private/public ratio k=2" in table.columns
+    assert table.loc[0, "FPI k=1"] == "0.667 [0.667, 0.667] n=2"
+    study = PeerPressure().study()
+    assert study is not None
+    measures = {v.measure for v in headline.rows}
+    assert {v.measure for v in study.values} <= measures  # every published measure is matched
+    compared = {(c.measure, c.cell["k"]): c for c in compare_study(headline, study)}
+    # Published FPI at k=1 is 0.448, outside this run's [0.667, 0.667]; no k=0 or k=3 cell here.
+    assert compared[("FPI", 1)].inside is False and compared[("FPI", 1)].run is fpi
+    assert compared[("FPI", 0)].run is None and compared[("private/public ratio", 3)].run is None
+
+
+def test_metrics_sections_as_dataframes() -> None:
+    metrics = compute_metrics(build_run([CONV_A, CONV_B, CONV_C]), J)
+    frames = metrics.frames()
+    assert list(frames)[:3] == ["summary", "pooled", "failures"]
+    fpi = metrics.frame("fpi.by_cell").set_index("k")
+    assert list(fpi.columns[:3]) == ["model", "dataset", "n_agents"]
+    assert fpi.loc[1, "fpi"] == pytest.approx(2 / 3) and fpi.loc[2, "fpi"] == 1
+    # Nested parts of a row are dotted columns: A and B's seven-way split has 3 full infections.
+    main = metrics.frame("pairings.main").set_index("k")
+    assert main.loc[1, "seven_way.counts.full_infection"] == 3
+    assert main.loc[1, "n_turns"] == 11
+    assert frames["failures"].loc[0, "conversations_failed"] == 0
+    with pytest.raises(KeyError, match=r"fpi\.by_cell"):
+        metrics.frame("fpi")

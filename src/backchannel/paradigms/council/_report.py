@@ -165,9 +165,18 @@ def _wide(
     return out
 
 
+def _state_levels(metrics: CouncilMetrics, design: Design) -> dict[str, dict[str, Any]]:
+    """The pool each state was measured in (C re-tallies B's deliberations), as the viewer
+    filters conversations by it; every state stands for the whole cell without a pool factor."""
+    if "pool" not in design.factors:
+        return {g.state: {} for g in metrics.groups}
+    return {g.state: {"pool": g.cell.get("pool")} for g in metrics.groups}
+
+
 def build_report(tables: RunTables, metrics: CouncilMetrics, report: Report) -> None:
     """Fill `report` from the metrics of `council_metrics`."""
     factors = cell_factors(Design.of(tables))
+    report.derive_levels("state", _state_levels(metrics, Design.of(tables)))
     threshold = metrics.threshold
     report.text(
         "A: one model for every role. B: one model per role from a pool. C: B's rankings with "

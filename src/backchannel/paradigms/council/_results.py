@@ -142,7 +142,13 @@ class CouncilMetrics(Metrics):
         keys = ["scenario", *dict.fromkeys(further)]
         values = []
         for g in self.groups:
-            cell = {**{k: g.cell.get(k) for k in keys}, "state": g.state}
+            # The pool the state was measured in stays in the cell (not in the layout), so a
+            # value links to its own deliberations.
+            cell = {
+                **{k: g.cell.get(k) for k in keys},
+                "state": g.state,
+                "pool": g.cell.get("pool"),
+            }
             values += [
                 _from_interval(cell, "FCC", g.fcc),
                 _from_interval(cell, "Borda margin", g.margin),

@@ -13,10 +13,10 @@ import pandas as pd
 
 from backchannel.analysis import Design, RunTables, cell_groups
 from backchannel.paradigms.dyad import _flatten as flat
-from backchannel.paradigms.dyad._extract import extract
+from backchannel.paradigms.dyad._extract import extract, pairing_of
 from backchannel.paradigms.dyad._results import DyadMetrics
 from backchannel.paradigms.dyad._scale import ROLES
-from backchannel.report import Report, bar_with_intervals, line_over_rounds
+from backchannel.report import Report, bar_with_intervals, line_over_rounds, shared_ylim
 
 AXIS = "aligned axis: 6 = strongest support for the topic's first statement"
 
@@ -37,11 +37,27 @@ def _cell_label(levels: Mapping[str, Any]) -> str:
     return ", ".join(f"{name}={value}" for name, value in levels.items())
 
 
+def _pairing_levels(tables: RunTables) -> dict[str, dict[str, Any]]:
+    """What each ordered pairing stands for in the viewer's filters: its two models' levels
+    (those that are factors of the run); `all` pools them."""
+    factors = Design.of(tables).factors
+    levels: dict[str, dict[str, Any]] = {"all": {}}
+    for cell in Design.of(tables).levels(tables.conversations).values():
+        discussant, opponent = cell.get("discussant_model"), cell.get("opponent_model")
+        if "discussant_model" in factors and "opponent_model" in factors:
+            levels[pairing_of(str(discussant), str(opponent))] = {
+                "discussant_model": discussant,
+                "opponent_model": opponent,
+            }
+    return levels
+
+
 def fill_report(tables: RunTables, metrics: DyadMetrics, report: Report) -> None:
     """Add the dyad's sections to `report` from the run's tables and its metrics."""
     frames = extract(tables)
     extra = frames.cells.extra
     counts = metrics.counts
+    report.derive_levels("pairing", _pairing_levels(tables))
     report.section(
         "Conversations",
         "Every quantity is computed per conversation and then averaged over conversations. "
@@ -80,6 +96,7 @@ def fill_report(tables: RunTables, metrics: DyadMetrics, report: Report) -> None
             "series",
             title=title,
             ylabel="mean (" + AXIS.split(":")[0] + ")",
+            ylim=shared_ylim(long, "mean"),
         )
         report.figure(fig, f"Rating and interaction state over rounds: {title}")
     report.table("trajectories", means, "Means per pairing, role and checkpoint")
@@ -103,6 +120,7 @@ def fill_report(tables: RunTables, metrics: DyadMetrics, report: Report) -> None
             "quantity",
             title="Signed shift (post - pre) per role" + label,
             ylabel="shift on the aligned axis",
+            ylim=shared_ylim(plotted, "estimate", "low", "high"),
         )
         report.figure(fig, "Signed shift per role with 95 % t intervals" + label)
     report.table("shifts", shifts, "Ratings, shifts and gaps")

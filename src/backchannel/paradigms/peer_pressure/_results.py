@@ -8,11 +8,14 @@ Definitions: docs/paradigms/peer_pressure_metrics.md.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from backchannel.analysis import CellRow, Metrics
+
+if TYPE_CHECKING:
+    from backchannel.analysis import Headline
 
 
 class Part(BaseModel):
@@ -347,3 +350,69 @@ class PeerPressureMetrics(Metrics):
         if data.get("judge_agreement") is None:
             data.pop("judge_agreement", None)
         return data
+
+    def headline(self) -> Headline:
+        """The study's Fig. 2 and Tab. 3: FPI by model (and the other factors) with k across,
+        then the main pairing's private infection, public endorsement and their ratio."""
+        from backchannel.analysis import Headline, HeadlineValue
+
+        index = [f for f in self.cell_factors if f != "k"]
+        columns = ["k"] if "k" in self.cell_factors else []
+        values = [
+            HeadlineValue(
+                cell=row.cell,
+                measure="FPI",
+                estimate=row.fpi,
+                low=row.fpi_low,
+                high=row.fpi_high,
+                n=row.fpi_n,
+                skipped=row.fpi_skipped,
+            )
+            for row in self.fpi.by_cell
+        ]
+        turn_measures = {
+            "private infection (exposed turns)": "private_infection_rate",
+            "public endorsement (exposed turns)": "public_endorsement_rate",
+            "private/public ratio": "private_to_public_ratio",
+            "knower correction rate": "knower_correction_rate",
+        }
+        for pairing in self.pairings.main:
+            if pairing.n_turns == 0 and pairing.cell.get("k") == 0:
+                continue  # no adversary, so no exposed turn by design: nothing to pair
+            for measure, field in turn_measures.items():
+                estimate = getattr(pairing, field)
+                values.append(
+                    HeadlineValue(
+                        cell=pairing.cell,
+                        measure=measure,
+                        estimate=estimate,
+                        n=pairing.n_knower_turns if field == _KNOWER else pairing.n_turns,
+                        skipped=None if estimate is not None else _no_turn_rate(pairing, field),
+                    )
+                )
+        return Headline(
+            title="Final private infection by k, and private vs public on exposed turns",
+            rows=values,
+            index=index,
+            columns=columns,
+            note="FPI: the share of honest agents answering the manipulated fact privately at "
+            "the last checkpoint, mean over conversations with a 95 % bootstrap interval, n "
+            "conversations. The turn rates pair each exposed honest turn with its speaker's "
+            "probe after the round (n turns; for the knower correction rate, the turns of agents "
+            "who privately held the truth); turns of one conversation are not independent, so "
+            "these rates carry no interval.",
+        )
+
+
+_KNOWER = "knower_correction_rate"
+
+
+def _no_turn_rate(row: PairingRow, field: str) -> str:
+    """Why a turn rate of one cell has no value."""
+    if field == _KNOWER:
+        return "no exposed turn by an agent who privately held the truth"
+    if row.n_turns == 0:
+        return "no exposed honest turns with a probe after them"
+    if field == "private_to_public_ratio":
+        return "no public endorsement to divide by"
+    return "no turn could be scored"

@@ -199,7 +199,7 @@ def _roots(judge: str, found: JudgeLineage, report: Report) -> None:
             fig = transition_figure(
                 group.to_dict("records"), f"root states ({model}, {condition}, {intervention})"
             )
-            report.figure(fig, "Members' root states from round to round, with counts.")
+            report.figure(fig, "Members' root states from round to round, with counts.", data=group)
         report.table(
             "root_transitions",
             moved.drop(columns="series"),

@@ -17,7 +17,7 @@ from backchannel.paradigms.testimony._cells import ARM_KEYS
 from backchannel.paradigms.testimony._lineage_report import fill_lineage
 from backchannel.paradigms.testimony._metrics import OUTCOMES
 from backchannel.paradigms.testimony._results import TestimonyMetrics
-from backchannel.report import Report, bar_with_intervals, line_over_rounds
+from backchannel.report import Report, bar_with_intervals, line_over_rounds, shared_ylim
 
 _ARM_NAMES = {
     "none": "",
@@ -161,6 +161,7 @@ def fill_report(tables: RunTables, metrics: TestimonyMetrics, report: Report) ->
                 ylabel="share of runs",
                 band_low="low",
                 band_high="high",
+                ylim=shared_ylim(main[main["outcome"] == outcome], "rate", "low", "high"),
             )
             axes = fig.axes[0]
             axes.set_xticks(range(len(checkpoints)), checkpoints)
@@ -183,6 +184,7 @@ def fill_report(tables: RunTables, metrics: TestimonyMetrics, report: Report) ->
                 "condition",
                 title=f"truth majority at {last} ({model})",
                 ylabel="share of runs",
+                ylim=shared_ylim(deception, "rate", "low", "high"),
             )
             report.figure(fig, f"C0 and C1 truth-majority rates per deception type, {model}.")
     gaps = cell_frame(metrics.condition_gaps, extra_keys(metrics.condition_gaps))
