@@ -76,6 +76,23 @@ def test_rows_headline_values_and_bars_link_to_their_cells(tmp_path: Path) -> No
     assert 'class="conversations"' not in second.to_html()
 
 
+def test_a_headline_written_first_links_by_a_column_derived_later() -> None:
+    # The headline opens the report, before a paradigm's sections say that `pairing` stands
+    # for factor levels (dyad): its links are made when the page is written.
+    report = Report("Pairings")
+    report.link_to_viewer(LINKS)
+    rows = [
+        HeadlineValue(cell={"pairing": p}, measure="shift", estimate=0.5, n=2)
+        for p in ("a vs b", "b vs a")
+    ]
+    report.headline(Headline(title="h", rows=rows, index=["pairing"], columns=[]))
+    report.derive_levels("pairing", {"a vs b": {"model": "a", "k": 0}, "b vs a": {"model": "b"}})
+    html = report.to_html()
+    assert html.count('class="conversations"') == 2
+    assert LINKS.url({"model": "a", "k": 0}).replace("&", "&amp;") in html
+    assert LINKS.url({"model": "b"}) in html
+
+
 def test_a_wide_table_is_split_into_parts_that_repeat_its_keys() -> None:
     report = Report("Wide")
     report.link_to_viewer(LINKS)

@@ -32,7 +32,7 @@ pytestmark = [
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
 LINKED = ("peer_pressure", "dyad", "council_housing", "testimony")
 """One example per paradigm with factors, whose links are followed."""
-HEADLINE_LINKED = ("peer_pressure", "council_housing")
+HEADLINE_LINKED = ("peer_pressure", "dyad", "council_housing")
 """Whose headline values link (and count conversations: their n is checked)."""
 LIMIT = 8
 

@@ -215,7 +215,9 @@ class _FigureFiles:
 class _Section:
     heading: str | None
     anchor: str | None
-    blocks: list[str] = field(default_factory=list)
+    blocks: list[str | Callable[[], str]] = field(default_factory=list)
+    """HTML, or a function giving it when the page is written (the headline, whose links use
+    what the paradigm's sections say later about their columns)."""
 
 
 class Report:
@@ -278,8 +280,16 @@ class Report:
 
     def headline(self, headline: Headline, caption: str | None = None) -> None:
         """The headline table in the study's layout (`headline.csv` beside the report); with
-        viewer links, each estimate links to its cell's conversations."""
+        viewer links, each estimate links to its cell's conversations. Its links are made when
+        the page is written, so columns a paradigm's sections later say stand for factor levels
+        (`derive_levels`, e.g. dyad's pairing) link here too."""
         frame = headline.pivot()
+        shown = self._keep_table("headline", frame)
+        self._current().blocks.append(lambda: self._headline_html(headline, frame, shown, caption))
+
+    def _headline_html(
+        self, headline: Headline, frame: pd.DataFrame, shown: pd.DataFrame, caption: str | None
+    ) -> str:
         links = self._links
         urls: dict[tuple[str, str], str] = {}
         if links is not None:
@@ -310,8 +320,8 @@ class Report:
         for position, column in enumerate(columns):
             if column in measures:
                 groups.setdefault(measures[column], []).append(position)
-        self._add_table(
-            "headline", frame, caption, url, keys=len(headline.index), groups=list(groups.values())
+        return self._table_html(
+            "headline", shown, caption, url, keys=len(headline.index), groups=list(groups.values())
         )
 
     def table(self, name: str, frame: pd.DataFrame, caption: str | None = None) -> None:
@@ -339,15 +349,20 @@ class Report:
         keys: int | None = None,
         groups: Sequence[Sequence[int]] = (),
     ) -> None:
+        shown = self._keep_table(name, frame)
+        self._current().blocks.append(
+            self._table_html(name, shown, caption, url, keys=keys, groups=groups)
+        )
+
+    def _keep_table(self, name: str, frame: pd.DataFrame) -> pd.DataFrame:
+        """Check `name` and keep the table shown under it (written as `<name>.csv`)."""
         if not _TABLE_NAME.match(name):
             raise ValueError(f"table name {name!r} must be letters, digits, '_', '-', '.'")
         if name in self._tables or name in self._figures:
             raise ValueError(f"a table named {name!r} was already added")
         shown = _display_frame(frame).copy()
         self._tables[name] = shown
-        self._current().blocks.append(
-            self._table_html(name, shown, caption, url, keys=keys, groups=groups)
-        )
+        return shown
 
     def _key_count(
         self, columns: Sequence[str], numeric: Sequence[bool], widths: Sequence[float]
@@ -491,11 +506,11 @@ class Report:
 
     @staticmethod
     def _section_html(section: _Section) -> str:
+        blocks = "".join(block if isinstance(block, str) else block() for block in section.blocks)
         if section.heading is None:
-            return "".join(section.blocks)
+            return blocks
         return (
-            f'<section id="{section.anchor}"><h2>{_escape(section.heading)}</h2>'
-            f"{''.join(section.blocks)}</section>"
+            f'<section id="{section.anchor}"><h2>{_escape(section.heading)}</h2>{blocks}</section>'
         )
 
     def write(self, directory: Path, filename: str = "report.html") -> Path:
