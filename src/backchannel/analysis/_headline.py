@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +21,22 @@ if TYPE_CHECKING:
     import pandas as pd
 
 STUDY_FILE = "study.yaml"
+
+
+class Estimate(Protocol):
+    """Any result with an estimate, its 95 % interval, n and why it is missing (a paradigm's
+    bootstrap interval, Wilson rate, ...)."""
+
+    @property
+    def estimate(self) -> float | None: ...
+    @property
+    def low(self) -> float | None: ...
+    @property
+    def high(self) -> float | None: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def skipped(self) -> str | None: ...
 
 
 class HeadlineValue(BaseModel):
@@ -34,6 +50,19 @@ class HeadlineValue(BaseModel):
     high: float | None = None
     n: int = 0
     skipped: str | None = None
+
+    @classmethod
+    def of(cls, cell: Mapping[str, Any], measure: str, result: Estimate) -> HeadlineValue:
+        """The value of `measure` in `cell` from a result carrying its own interval and n."""
+        return cls(
+            cell=dict(cell),
+            measure=measure,
+            estimate=result.estimate,
+            low=result.low,
+            high=result.high,
+            n=result.n,
+            skipped=result.skipped,
+        )
 
     def text(self) -> str:
         """`0.448 [0.38, 0.52] n=40`, or why there is no estimate."""

@@ -136,7 +136,7 @@ class CouncilMetrics(Metrics):
         """The study's results table: FCC, Borda margin and effective perspectives with their
         intervals, voice authenticity and credible tension rates, per scenario (and cell) with
         the states A, B and C across."""
-        from backchannel.analysis import Headline
+        from backchannel.analysis import Headline, HeadlineValue
 
         further = [k for g in self.groups for k in g.cell if k not in ("scenario", "pool")]
         keys = ["scenario", *dict.fromkeys(further)]
@@ -150,9 +150,9 @@ class CouncilMetrics(Metrics):
                 "pool": g.cell.get("pool"),
             }
             values += [
-                _from_interval(cell, "FCC", g.fcc),
-                _from_interval(cell, "Borda margin", g.margin),
-                _from_interval(cell, "effective perspectives (bits)", g.entropy_bits),
+                HeadlineValue.of(cell, "FCC", g.fcc),
+                HeadlineValue.of(cell, "Borda margin", g.margin),
+                HeadlineValue.of(cell, "effective perspectives (bits)", g.entropy_bits),
                 _rate(cell, "voice authenticity rate", g.voice_authenticity_rate, g),
                 _rate(
                     cell,
@@ -169,20 +169,6 @@ class CouncilMetrics(Metrics):
             note="Means over deliberations with 95 % bootstrap intervals; the two rates pool "
             "the group's evaluators (tension pairs), n counts deliberations. C re-tallies B.",
         )
-
-
-def _from_interval(cell: dict[str, object], measure: str, interval: Interval) -> HeadlineValue:
-    from backchannel.analysis import HeadlineValue
-
-    return HeadlineValue(
-        cell=cell,
-        measure=measure,
-        estimate=interval.estimate,
-        low=interval.low,
-        high=interval.high,
-        n=interval.n,
-        skipped=interval.skipped,
-    )
 
 
 def _rate(cell: dict[str, object], measure: str, rate: float | None, g: Group) -> HeadlineValue:

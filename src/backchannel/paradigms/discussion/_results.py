@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 from backchannel.analysis import CellRow, Metrics, Record
 
 if TYPE_CHECKING:
-    from backchannel.analysis import Headline, HeadlineValue
+    from backchannel.analysis import Headline
 
 
 class Interval(Record):
@@ -63,15 +63,15 @@ class DiscussionMetrics(Metrics):
 
     def headline(self) -> Headline:
         """The answer change rate and final agreement of every cell."""
-        from backchannel.analysis import Headline
+        from backchannel.analysis import Headline, HeadlineValue
 
         keys = list(dict.fromkeys(k for row in self.by_cell for k in row.cell))
         values = []
         for row in self.by_cell:
             cell = {k: row.cell.get(k) for k in keys}
             values += [
-                _value(cell, "answer change rate", row.answer_change_rate),
-                _value(cell, "final agreement", row.final_agreement),
+                HeadlineValue.of(cell, "answer change rate", row.answer_change_rate),
+                HeadlineValue.of(cell, "final agreement", row.final_agreement),
             ]
         return Headline(
             title="Private answers per cell",
@@ -82,17 +82,3 @@ class DiscussionMetrics(Metrics):
             "whose last private answer differs from their first, and the share of last answers "
             "equal to the most common one.",
         )
-
-
-def _value(cell: dict[str, object], measure: str, interval: Interval) -> HeadlineValue:
-    from backchannel.analysis import HeadlineValue
-
-    return HeadlineValue(
-        cell=cell,
-        measure=measure,
-        estimate=interval.estimate,
-        low=interval.low,
-        high=interval.high,
-        n=interval.n,
-        skipped=interval.skipped,
-    )

@@ -257,17 +257,7 @@ class DyadMetrics(Metrics):
             cell = {"pairing": pairing, **{k: row.cell.get(k) for k in extra}}
             for measure, field in measures.items():
                 interval: Interval = getattr(row, field)
-                values.append(
-                    HeadlineValue(
-                        cell=cell,
-                        measure=measure,
-                        estimate=interval.estimate,
-                        low=interval.low,
-                        high=interval.high,
-                        n=interval.n,
-                        skipped=interval.skipped,
-                    )
-                )
+                values.append(HeadlineValue.of(cell, measure, interval))
         return Headline(
             title="Shifts and gap change per ordered pairing",
             rows=values,

@@ -284,7 +284,7 @@ class TestimonyMetrics(Metrics):
         in C0 and C1 and the paired gaps (truth majority and true-vote share C0 - C1, decoy-vote
         share C1 - C0), per model, every other factor's level and deception type (`all`: every
         story), with 95 % intervals and n."""
-        from backchannel.analysis import Headline
+        from backchannel.analysis import Headline, HeadlineValue
 
         last = self.checkpoints[-1] if self.checkpoints else ""
         extra = list(
@@ -302,7 +302,7 @@ class TestimonyMetrics(Metrics):
                 "deception": rate.deception,
                 "condition": rate.cell.get("condition"),
             }
-            values.append(_from_rate(cell, "truth majority", rate.truth))
+            values.append(HeadlineValue.of(cell, "truth majority", rate.truth))
         for gap in self.condition_gaps:
             named = HEADLINE_GAPS.get(gap.measure)
             if named is None or gap.checkpoint != last or gap.split not in ("all", "deception"):
@@ -326,20 +326,6 @@ class TestimonyMetrics(Metrics):
             "per story in shares (C0 - C1; the decoy-vote share C1 - C0) with bootstrap 95 % "
             "intervals (n = stories with both conditions).",
         )
-
-
-def _from_rate(cell: dict[str, object], measure: str, rate: Rate) -> HeadlineValue:
-    from backchannel.analysis import HeadlineValue
-
-    return HeadlineValue(
-        cell=cell,
-        measure=measure,
-        estimate=rate.estimate,
-        low=rate.low,
-        high=rate.high,
-        n=rate.n,
-        skipped=rate.skipped,
-    )
 
 
 def _from_gap(cell: dict[str, object], measure: str, gap: ConditionGap, sign: int) -> HeadlineValue:
