@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from backchannel.analysis._typed import (
         CellRow,
         Design,
+        IntervalRecord,
         Metrics,
         Record,
         cell_groups,
@@ -80,6 +81,7 @@ __all__ = [
     "Headline",
     "HeadlineValue",
     "Interval",
+    "IntervalRecord",
     "Kappa",
     "Metrics",
     "OlsFit",
@@ -164,6 +166,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "CellRow",
                 "Design",
                 "Metrics",
+                "IntervalRecord",
                 "Record",
                 "cell_groups",
                 "rows_frame",

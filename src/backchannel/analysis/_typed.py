@@ -141,6 +141,19 @@ class Record(BaseModel):
         return _given(self, handler(self))
 
 
+class IntervalRecord(Record):
+    """An estimate with its 95 % interval over `n` units, as typed results carry it (the
+    fields of `Interval.as_dict()`): `skipped` says why there is none, `missing` counts the
+    units without a value."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    n: int
+    skipped: str | None
+    missing: int
+
+
 def _given(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
     """`data` without the optional fields `model` was built without."""
     unset: set[str] = set()

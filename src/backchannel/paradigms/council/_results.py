@@ -12,21 +12,14 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from backchannel.analysis import CellRow, Metrics, Record
+from backchannel.analysis import CellRow, IntervalRecord, Metrics, Record
 
 if TYPE_CHECKING:
     from backchannel.analysis import Headline, HeadlineValue
 
 
-class Interval(Record):
-    """A bootstrap interval over deliberations; `missing` counts those without a value."""
-
-    estimate: float | None
-    low: float | None
-    high: float | None
-    n: int
-    skipped: str | None
-    missing: int
+Interval = IntervalRecord
+"""A bootstrap interval (the shared typed form)."""
 
 
 class BordaTotal(Record):

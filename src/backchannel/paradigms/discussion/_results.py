@@ -9,22 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from backchannel.analysis import CellRow, Metrics, Record
+from backchannel.analysis import CellRow, IntervalRecord, Metrics, Record
 
 if TYPE_CHECKING:
     from backchannel.analysis import Headline
 
 
-class Interval(Record):
-    """A mean over conversations with its 95 % percentile bootstrap interval; `skipped` says
-    why there is none."""
-
-    estimate: float | None
-    low: float | None
-    high: float | None
-    n: int
-    skipped: str | None
-    missing: int
+Interval = IntervalRecord
+"""A bootstrap interval (the shared typed form)."""
 
 
 class CellFigures(CellRow):
