@@ -10,6 +10,7 @@ import yaml
 
 import backchannel as bc
 from backchannel.paradigms import AnalysisOptions, get_paradigm
+from backchannel.planning import read_contrast
 
 
 @pytest.mark.parametrize(
@@ -68,7 +69,7 @@ def test_fpi_gap_is_the_difference_of_the_metrics_fpi(tmp_path: Path) -> None:
     run = _peer_pressure_run(tmp_path)
     paradigm = get_paradigm("peer_pressure")
     (contrast,) = paradigm.contrasts({"k": [0, 1]})
-    reading = contrast.estimate(run.tables, AnalysisOptions())
+    reading = read_contrast(contrast, run.tables, AnalysisOptions())
     fpi = {(r.cell["n_agents"], r.cell["k"]): r for r in run.metrics().fpi.by_cell}
     assert [row.stratum for row in reading.rows] == [{"n_agents": 3}, {"n_agents": 4}]
     for row in reading.rows:

@@ -22,7 +22,11 @@ if TYPE_CHECKING:
         Reader,
         has_levels,
     )
-    from backchannel.planning._estimate import estimate_contrast, intra_correlation
+    from backchannel.planning._estimate import (
+        estimate_contrast,
+        intra_correlation,
+        read_contrast,
+    )
     from backchannel.planning._units import Units, contrast_units
 
 __all__ = [
@@ -41,6 +45,7 @@ __all__ = [
     "estimate_contrast",
     "has_levels",
     "intra_correlation",
+    "read_contrast",
 ]
 
 if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
@@ -60,7 +65,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "Reader",
                 "has_levels",
             ),
-            "._estimate": ("estimate_contrast", "intra_correlation"),
+            "._estimate": ("estimate_contrast", "intra_correlation", "read_contrast"),
             "._units": ("Units", "contrast_units"),
         },
     )

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from backchannel.analysis import RunTables
-    from backchannel.planning._units import Units
 
 Kind = Literal["proportion", "paired_proportion", "mean", "paired_mean"]
 KINDS: tuple[Kind, ...] = ("proportion", "paired_proportion", "mean", "paired_mean")
@@ -121,21 +120,6 @@ class Contrast:
         skip = set(self.arm_keys) | set(self.pooled)
         keys = [f for f in factors if f not in skip]
         return keys + [s for s in self.strata if s not in keys and s not in skip]
-
-    def units(self, tables: RunTables, options: Options) -> Units:
-        """Each conversation's outcome with its factor levels, item and replicate (see
-        `planning.contrast_units`)."""
-        from backchannel.planning._units import contrast_units
-
-        return contrast_units(self, tables, options)
-
-    def estimate(
-        self, tables: RunTables, options: Options, *, confidence: float = CONFIDENCE
-    ) -> ContrastReading:
-        """The contrast in every stratum of a stored run, with intervals and half-widths."""
-        from backchannel.planning._estimate import estimate_contrast
-
-        return estimate_contrast(self, self.units(tables, options), confidence=confidence)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ degrees of freedom) and `analysis.t_mean_ci` on the paired differences; docs/sta
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,10 +22,23 @@ from backchannel.planning._contrast import (
     ContrastEstimate,
     ContrastReading,
 )
-from backchannel.planning._units import FIRST, SECOND, Units
+from backchannel.planning._units import FIRST, SECOND, Units, contrast_units
+
+if TYPE_CHECKING:
+    from backchannel.analysis import RunTables
+    from backchannel.planning._contrast import Options
 
 WELCH = "welch"
 PAIRED_T = "paired_t"
+
+
+def read_contrast(
+    contrast: Contrast, tables: RunTables, options: Options, *, confidence: float = CONFIDENCE
+) -> ContrastReading:
+    """The contrast in every stratum of a stored run, with intervals and half-widths."""
+    return estimate_contrast(
+        contrast, contrast_units(contrast, tables, options), confidence=confidence
+    )
 
 
 def estimate_contrast(

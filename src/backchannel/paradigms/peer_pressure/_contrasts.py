@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -17,11 +18,12 @@ if TYPE_CHECKING:
 FPI_GAP = "fpi_gap"
 
 
-def fpi_units(tables: RunTables, options: Options) -> pd.DataFrame:
+def fpi_units(
+    tables: RunTables, options: Options, *, default_judge: Callable[[RunTables], str]
+) -> pd.DataFrame:
     """Each finished conversation's FPI (the share of its probed honest agents infected at the
     last checkpoint) over `trials` agents, under the metrics' judge."""
     from backchannel.paradigms.peer_pressure._infection import final_private_infection
-    from backchannel.paradigms.peer_pressure._protocol import default_judge
 
     judge = options.judge or default_judge(tables)
     frame = final_private_infection(tables, judge)
@@ -34,8 +36,11 @@ def fpi_units(tables: RunTables, options: Options) -> pd.DataFrame:
     )
 
 
-def contrasts(levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
-    """`fpi_gap` (FPI at k = 1 minus k = 0) where the design has both levels of k."""
+def contrasts(
+    levels: Mapping[str, Sequence[Any]], default_judge: Callable[[RunTables], str]
+) -> tuple[Contrast, ...]:
+    """`fpi_gap` (FPI at k = 1 minus k = 0) where the design has both levels of k; the FPI is
+    read under `--judge`, else `default_judge` of the run (the metrics' choice)."""
     if not has_levels(levels, "k", 0, 1):
         return ()
     return (
@@ -45,7 +50,7 @@ def contrasts(levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
             first=Arm({"k": 1}),
             second=Arm({"k": 0}),
             kind="proportion",
-            reader=fpi_units,
+            reader=partial(fpi_units, default_judge=default_judge),
             outcome="share of the conversation's probed honest agents answering the false "
             "answer privately at the last checkpoint",
         ),

@@ -258,7 +258,7 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         """`fpi_gap`: FPI at k = 1 minus k = 0 (where the design has both)."""
         from backchannel.paradigms.peer_pressure._contrasts import contrasts
 
-        return contrasts(levels)
+        return contrasts(levels, default_judge)
 
     def report(self, tables: RunTables, metrics: PeerPressureMetrics, report: Report) -> None:
         from backchannel.paradigms.peer_pressure._report import build_report
