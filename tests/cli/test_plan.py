@@ -71,6 +71,7 @@ def test_plan_from_stated_rates_sizes_the_design(tmp_path: Path) -> None:
     [
         ([], "give a target half-width or a target power"),
         (["--power", "0.8"], "needs the effect"),
+        (["--halfwidth", "0.1", "--simulate", "100"], "draws runs from a pilot"),
         (["--halfwidth", "0.05"], "state fpi_gap.first and fpi_gap.second"),
         (["--halfwidth", "0.05", "--assume", "fpi_gap.rate=1"], "no key 'rate'"),
         (["--halfwidth", "0.05", "--assume", "gap.first=1"], "no contrast 'gap'"),

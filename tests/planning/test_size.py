@@ -159,3 +159,50 @@ def test_sizes_by_hand() -> None:
     assert moved.sd_first == pytest.approx(math.sqrt(0.21 / 4 * 1.6))
     with pytest.raises(ValueError, match="no rate"):
         moved.at_effect(0.95)
+
+
+def test_simulated_intervals_are_the_contrasts_own() -> None:
+    from backchannel.planning import Units, simulate
+    from backchannel.planning._simulate import paired_intervals, welch_intervals
+
+    rng = np.random.default_rng(4)
+    first, second = rng.normal(0.5, 1.0, (3, 12)), rng.normal(0.0, 0.5, (3, 9))
+    low, high = welch_intervals(first, second, 0.95)
+    for i in range(3):
+        frame = pd.DataFrame(
+            {
+                "conversation_id": [f"a{j}" for j in range(12)] + [f"b{j}" for j in range(9)],
+                "value": np.concatenate([first[i], second[i]]),
+                "trials": 1.0,
+                "arm": ["first"] * 12 + ["second"] * 9,
+            }
+        )
+        (row,) = estimate_contrast(_contrast("mean"), Units(frame, ())).rows
+        assert (row.low, row.high) == pytest.approx((low[i], high[i]))
+    differences = first[:, :9] - second
+    low, high = paired_intervals(differences, 0.95)
+    for i in range(3):
+        frame = pd.DataFrame(
+            {
+                "conversation_id": [f"a{j}" for j in range(9)] + [f"b{j}" for j in range(9)],
+                "value": np.concatenate([first[i, :9], second[i]]),
+                "trials": 1.0,
+                "item_id": [f"s{j}" for j in range(9)] * 2,
+                "replicate": 0,
+                "arm": ["first"] * 9 + ["second"] * 9,
+            }
+        )
+        (row,) = estimate_contrast(_contrast("paired_mean"), Units(frame, ())).rows
+        assert (row.low, row.high) == pytest.approx((low[i], high[i]))
+    # Resampling a stratum: seeded, and the same seed gives the same runs.
+    frame = pd.DataFrame(
+        {
+            "conversation_id": [f"c{j}" for j in range(20)],
+            "value": np.r_[rng.normal(1, 1, 10), rng.normal(0, 1, 10)],
+            "trials": 1.0,
+            "arm": ["first"] * 10 + ["second"] * 10,
+        }
+    )
+    one = simulate(_contrast("mean"), Units(frame, ()), {}, 15, runs=200, seed=3)
+    assert one == simulate(_contrast("mean"), Units(frame, ()), {}, 15, runs=200, seed=3)
+    assert one.runs == 200 and one.power is not None and 0 < one.power <= 1

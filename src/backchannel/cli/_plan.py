@@ -18,7 +18,10 @@ from backchannel.errors import ConfigError
 
 if TYPE_CHECKING:
     from backchannel.experiment import LoadedExperiment
-    from backchannel.planning import Contrast, PlanRow, Target
+    from backchannel.planning import Contrast, PlanRow, Target, Units
+
+
+SIMULATED_RUNS = 400
 
 
 @friendly_errors
@@ -34,7 +37,9 @@ def plan_command(
     ] = None,
     power: Annotated[
         float | None,
-        typer.Option("--power", help="Target power against --effect (e.g. 0.8)."),
+        typer.Option(
+            "--power", help="Target power against --effect, or the pilot's difference (0.8)."
+        ),
     ] = None,
     effect: Annotated[
         float | None,
@@ -52,6 +57,16 @@ def plan_command(
     judge: Annotated[
         str | None, typer.Option("--judge", help="Judge whose labels the pilot is read with.")
     ] = None,
+    simulate: Annotated[
+        int | None,
+        typer.Option(
+            "--simulate",
+            min=0,
+            help="With --pilot: simulated runs per size drawn from its conversations, which "
+            "size the design (default 400; 0: closed forms only).",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated runs.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Size a design before paying for it: conversations per cell for each headline contrast."""
@@ -62,6 +77,13 @@ def plan_command(
         target = Target(halfwidth=halfwidth, power=power, effect=effect, alpha=alpha)
     except ValueError as error:
         raise ConfigError(f"{error} (--halfwidth W, or --power P --effect E)") from None
+    if pilot is None and simulate is not None:
+        raise ConfigError("--simulate draws runs from a pilot's conversations: give --pilot RUN")
+    if power is not None and effect is None and pilot is None:
+        raise ConfigError(
+            "--power needs the effect it is the power against: give --effect E, or a pilot run "
+            "whose observed difference it is (--pilot RUN)"
+        )
     loaded = load_experiment(experiment)
     contrasts = loaded.paradigm.contrasts(loaded.experiment.factors)
     if not contrasts:
@@ -70,7 +92,15 @@ def plan_command(
             "paradigm (its factors lack the arms' levels; docs/statistics.md lists each "
             "paradigm's contrasts and the levels they need)"
         )
-    rows = _rows(loaded, contrasts, target, pilot, assume or [], judge)
+    rows = _rows(
+        loaded,
+        contrasts,
+        target,
+        pilot,
+        assume or [],
+        judge,
+        (SIMULATED_RUNS if simulate is None else simulate, seed),
+    )
     summary = _summary(loaded, rows)
     if as_json:
         out.print_json(json.dumps({"rows": [r.as_dict() for r in rows], **summary}))
@@ -100,16 +130,20 @@ def _rows(
     pilot: Path | None,
     assume: list[str],
     judge: str | None,
+    simulation: tuple[int, int],
 ) -> list[PlanRow]:
+    """The plan's rows; a pilot's strata are sized by simulation from its conversations
+    (`simulation`: runs per size and seed; 0 runs, or a stated effect: closed forms)."""
     from backchannel.paradigms import AnalysisOptions
     from backchannel.planning import (
         Assumption,
         AssumptionError,
         arm_cells,
+        contrast_units,
+        estimate_contrast,
         parse_stated,
         pilot_assumption,
         plan_row,
-        read_contrast,
         stated_assumption,
     )
 
@@ -128,13 +162,17 @@ def _rows(
                 f"{loaded.paradigm.name}"
             )
     rows: list[PlanRow] = []
+    runs, seed = simulation
     for contrast in contrasts:
+        pool: Units | None = None
         try:
             strata: list[tuple[dict[str, Any], Assumption]]
             if contrast.name in stated or tables is None:
                 strata = [({}, stated_assumption(contrast, stated.get(contrast.name, {})))]
             else:
-                reading = read_contrast(contrast, tables, AnalysisOptions(judge=judge))
+                units = contrast_units(contrast, tables, AnalysisOptions(judge=judge))
+                pool = units if runs else None
+                reading = estimate_contrast(contrast, units)
                 if not reading.rows:
                     raise ConfigError(
                         f"--pilot {pilot}: no stratum of {contrast.name} has conversations in "
@@ -146,7 +184,18 @@ def _rows(
                 counts = arm_cells(contrast, cells, stratum)
                 if 0 in counts:
                     continue  # a stratum of the pilot this design does not run
-                rows.append(plan_row(contrast, stratum, assumption, target, counts))
+                rows.append(
+                    plan_row(
+                        contrast,
+                        stratum,
+                        assumption,
+                        target,
+                        counts,
+                        pilot=pool,
+                        runs=runs,
+                        seed=seed,
+                    )
+                )
         except (AssumptionError, ValueError) as error:
             raise ConfigError(str(error)) from None
     if not rows:
@@ -205,7 +254,10 @@ def _cost(loaded: LoadedExperiment, estimate: dict[str, Any]) -> float | None:
 
 
 def _print(
-    loaded: LoadedExperiment, rows: list[PlanRow], summary: dict[str, Any], target: Target
+    loaded: LoadedExperiment,
+    rows: list[PlanRow],
+    summary: dict[str, Any],
+    target: Target,
 ) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -213,7 +265,9 @@ def _print(
     aim = (
         f"half-width {target.halfwidth:g}"
         if target.halfwidth is not None
-        else f"power {target.power:g} at effect {target.effect:g} (alpha {target.alpha:g})"
+        else f"power {target.power:g} at "
+        + ("the pilot's difference" if target.effect is None else f"effect {target.effect:g}")
+        + f" (alpha {target.alpha:g})"
     )
     out.print(f"plan for {loaded.experiment.name!r} ({loaded.experiment.paradigm}): {aim}")
     table = Table(show_edge=False)
@@ -228,6 +282,7 @@ def _print(
         "per cell",
         "half-width",
         "power",
+        "method",
     ):
         table.add_column(column, no_wrap=True)
     for row in rows:
@@ -244,6 +299,8 @@ def _print(
             str(row.per_cell),
             f"{row.halfwidth:.3g}",
             "-" if row.power is None else f"{row.power:.2f}",
+            row.method
+            + ("" if row.closed_units is None else f" (closed form: {row.closed_units})"),
         )
     Console(highlight=False, width=max(out.width, 160)).print(table)
     out.print(

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         read_contrast,
     )
     from backchannel.planning._plan import PlanRow, Target, arm_cells, plan_row
+    from backchannel.planning._simulate import Simulated, simulate
     from backchannel.planning._size import (
         Assumption,
         paired_sd,
@@ -59,6 +60,7 @@ __all__ = [
     "Options",
     "PlanRow",
     "Reader",
+    "Simulated",
     "Target",
     "Units",
     "arm_cells",
@@ -74,6 +76,7 @@ __all__ = [
     "predicted_power",
     "proportion_sd",
     "read_contrast",
+    "simulate",
     "stated_assumption",
     "units_for_halfwidth",
     "units_for_power",
@@ -104,6 +107,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             ),
             "._estimate": ("estimate_contrast", "intra_correlation", "read_contrast"),
             "._plan": ("PlanRow", "Target", "arm_cells", "plan_row"),
+            "._simulate": ("Simulated", "simulate"),
             "._size": (
                 "Assumption",
                 "paired_sd",

@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backchannel.planning._contrast import Contrast
+from backchannel.planning._simulate import units_by_simulation
 from backchannel.planning._size import (
     Assumption,
     predicted_halfwidth,
@@ -17,10 +18,14 @@ from backchannel.planning._size import (
     units_for_power,
 )
 
+if TYPE_CHECKING:
+    from backchannel.planning._units import Units
+
 
 @dataclass(frozen=True)
 class Target:
-    """What the plan sizes for: an interval half-width, or a power at an effect."""
+    """What the plan sizes for: an interval half-width, or a power at an effect (None: at the
+    pilot's own difference)."""
 
     halfwidth: float | None = None
     power: float | None = None
@@ -30,8 +35,6 @@ class Target:
     def __post_init__(self) -> None:
         if (self.halfwidth is None) == (self.power is None):
             raise ValueError("give a target half-width or a target power (one of the two)")
-        if self.power is not None and self.effect is None:
-            raise ValueError("a target power needs the effect it is the power against")
         if self.halfwidth is not None and self.halfwidth <= 0:
             raise ValueError("the half-width must be positive")
         if not 0 < self.alpha < 1:
@@ -52,6 +55,10 @@ class PlanRow:
     per_cell: int
     halfwidth: float
     power: float | None
+    method: str = "closed form"
+    """`closed form`, or `simulated` (runs drawn from the pilot's conversations)."""
+    closed_units: int | None = None
+    """With `simulated`: the units per arm the closed form gives, for comparison."""
 
     def as_dict(self) -> dict[str, Any]:
         a = self.assumption
@@ -71,6 +78,8 @@ class PlanRow:
             "conversations_per_cell": self.per_cell,
             "halfwidth": self.halfwidth,
             "power": self.power,
+            "method": self.method,
+            "closed_form_units_per_arm": self.closed_units,
         }
 
 
@@ -95,9 +104,15 @@ def plan_row(
     target: Target,
     cells: tuple[int, int],
     confidence: float = 0.95,
+    *,
+    pilot: Units | None = None,
+    runs: int = 400,
+    seed: int = 0,
 ) -> PlanRow:
     """The units per arm the target needs under the assumption (at the target's effect, when
-    it states one), and the conversations per cell that makes."""
+    it states one), and the conversations per cell that makes. With the pilot's units (and no
+    stated effect), the size is searched by simulated runs drawn from them, starting at the
+    closed form's."""
     assumed = assumption if target.effect is None else assumption.at_effect(target.effect)
     if target.halfwidth is not None:
         units = units_for_halfwidth(assumed, target.halfwidth, confidence)
@@ -107,8 +122,26 @@ def plan_row(
     first, second = cells
     if first == 0 or second == 0:
         raise ValueError(f"{contrast.name}: the design has no cell in one of its arms")
-    per_cell = max(math.ceil(units / first), math.ceil(units / second))
     power = predicted_power(assumed, units, target.alpha) if assumed.difference else None
+    halfwidth = predicted_halfwidth(assumed, units, confidence)
+    method, closed = "closed form", None
+    if pilot is not None and target.effect is None:
+        found = units_by_simulation(
+            contrast,
+            pilot,
+            stratum,
+            units,
+            halfwidth=target.halfwidth,
+            power=target.power,
+            runs=runs,
+            seed=seed,
+            alpha=target.alpha,
+        )
+        if found.halfwidth is not None and found.power is not None:
+            method, closed = "simulated", units
+            units, halfwidth = found.n, found.halfwidth
+            power = found.power if assumed.difference else None
+    per_cell = max(math.ceil(units / first), math.ceil(units / second))
     return PlanRow(
         contrast=contrast.name,
         stratum=dict(stratum),
@@ -117,6 +150,8 @@ def plan_row(
         cells_first=first,
         cells_second=second,
         per_cell=per_cell,
-        halfwidth=predicted_halfwidth(assumed, units, confidence),
+        halfwidth=halfwidth,
         power=power,
+        method=method,
+        closed_units=closed,
     )
