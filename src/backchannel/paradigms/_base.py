@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar, Generic
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from backchannel.backends import Population, PopulationBook
     from backchannel.judges import JudgeTask, Judging, Labelling, Relabelling, Target
     from backchannel.paradigms._view import View
+    from backchannel.planning import Contrast
     from backchannel.report import Report
 
 
@@ -157,6 +158,13 @@ class Paradigm(ABC, Generic[S]):
 
         package = sys.modules[type(self).__module__].__package__
         return load_study(package) if package else None
+
+    def contrasts(self, levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
+        """The headline contrasts of a design whose factors have these levels (the ones
+        `metrics` leads with, as `planning.Contrast`s: `backchannel plan` sizes them and `run
+        --until` stops on them); a contrast whose arms the design lacks is left out. Default:
+        none."""
+        return ()
 
     def check_options(self, options: AnalysisOptions) -> None:
         """Refuse an analysis option this paradigm does not read."""

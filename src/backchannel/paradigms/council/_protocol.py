@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
+    from backchannel.planning import Contrast
     from backchannel.report import Report
 
 DEBATE_ROUNDS = (
@@ -395,6 +396,12 @@ class Council(Paradigm[CouncilSettings]):
             len(set(assignment.values())) == 1 and len(set(settings.pool_models)) > 1
         )
         return assignment
+
+    def contrasts(self, levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
+        """`fcc_gap`: first-choice concentration, pool A minus pool B."""
+        from backchannel.paradigms.council._contrasts import contrasts
+
+        return contrasts(levels)
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> CouncilMetrics:
         """`--threshold`, else the run's setting; a run that varies `threshold` as a factor

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, IntRange, JsonSchema
 from backchannel.engine import Agent, ConversationContext, Event, Item
@@ -20,6 +21,7 @@ from backchannel.paradigms.dyad._view import VIEW
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
+    from backchannel.planning import Contrast
     from backchannel.report import Report
 
 TURN_SCHEMA = JsonSchema.of(
@@ -186,6 +188,13 @@ class Dyad(Paradigm[DyadSettings]):
             )
             checkpoint()
         await ctx.drain()
+
+    def contrasts(self, levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
+        """`opponent_effect`, `discussant_effect`, `style_effect`: the discussant's shift between
+        pairings and styles."""
+        from backchannel.paradigms.dyad._contrasts import contrasts
+
+        return contrasts(levels)
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> DyadMetrics:
         return dyad_metrics(tables)

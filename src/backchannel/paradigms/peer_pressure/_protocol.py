@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings
 from backchannel.datasets import FactItem, load_source
@@ -38,6 +39,7 @@ from backchannel.seeding import derive_seed
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
     from backchannel.paradigms.peer_pressure._results import PeerPressureMetrics
+    from backchannel.planning import Contrast
     from backchannel.report import Report
 
 HONEST, ADVERSARY = "honest", "adversary"
@@ -251,6 +253,12 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
 
         judge = options.judge or default_judge(tables)
         return compute_metrics(tables, judge, options.second_judge)
+
+    def contrasts(self, levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
+        """`fpi_gap`: FPI at k = 1 minus k = 0 (where the design has both)."""
+        from backchannel.paradigms.peer_pressure._contrasts import contrasts
+
+        return contrasts(levels, default_judge)
 
     def report(self, tables: RunTables, metrics: PeerPressureMetrics, report: Report) -> None:
         from backchannel.paradigms.peer_pressure._report import build_report

@@ -10,6 +10,7 @@ every Rk.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from backchannel.analysis import RunTables
     from backchannel.judges import Labelling
     from backchannel.paradigms.testimony._results import TestimonyMetrics
+    from backchannel.planning import Contrast
     from backchannel.report import Report
 
 UNKNOWN = "UNKNOWN"
@@ -337,6 +339,12 @@ class Testimony(Paradigm[TestimonySettings]):
                 if s.citation_markup:
                     self._cite(ctx, said, f"O{k}", env, messages, spoken)
         await ctx.drain()
+
+    def contrasts(self, levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
+        """`truth_gap`, `true_share_gap`: C0 minus C1 at the final checkpoint, paired by story."""
+        from backchannel.paradigms.testimony._contrasts import contrasts
+
+        return contrasts(levels)
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> TestimonyMetrics:
         from backchannel.paradigms.testimony._metrics import testimony_metrics
