@@ -103,20 +103,26 @@ def parse_target(text: str) -> Target:
 @dataclass(frozen=True)
 class Reading:
     """One contrast at one look: its estimate, 95 % interval half-width and observations; None
-    with a reason when it cannot be computed yet."""
+    with a reason when it cannot be computed yet. A contrast estimated within several strata
+    (levels of the design's other factors) has the widest stratum's half-width, the fewest
+    units, an estimate only with one stratum, and each stratum's row in `strata`."""
 
     estimate: float | None
     halfwidth: float | None
     n: int
     skipped: str | None = None
+    strata: tuple[Mapping[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "estimate": _finite(self.estimate),
             "halfwidth": _finite(self.halfwidth),
             "n": self.n,
             "skipped": self.skipped,
         }
+        if len(self.strata) > 1:
+            found["strata"] = [dict(row) for row in self.strata]
+        return found
 
 
 def _finite(value: float | None) -> float | None:

@@ -6,7 +6,7 @@ or the design's ceiling is reached. Every look, and why the run stopped, is in t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,9 @@ from backchannel.orchestration._stopping import (
 
 if TYPE_CHECKING:
     from backchannel.analysis import RunTables
+    from backchannel.experiment import LoadedExperiment
+    from backchannel.paradigms import AnalysisOptions, Paradigm
+    from backchannel.planning import Contrast, ContrastReading
     from backchannel.store import RunStore
 
 ContrastReader = Callable[["RunTables"], Mapping[str, Reading]]
@@ -180,6 +183,77 @@ async def run_until(
         if look.stop is not None:
             break
     return RunOutcome(counts, usage, time.perf_counter() - started)
+
+
+def requested_target(
+    loaded: LoadedExperiment, until: str | None, limit: int | None
+) -> Target | None:
+    """The target of `--until` (else the file's `stopping.until`), parsed and checked against
+    the paradigm's headline contrasts before anything runs or is written."""
+    text = until if until is not None else loaded.experiment.stopping.until
+    if text is None:
+        return None
+    target = parse_target(text)
+    if limit is not None:
+        raise ConfigError(
+            "--until and --limit both choose how many conversations run; pass one of them"
+        )
+    names = [c.name for c in declared_contrasts(loaded.paradigm, loaded.experiment.factors)]
+    target.check(names, loaded.experiment.paradigm)
+    return target
+
+
+def declared_contrasts(
+    paradigm: Paradigm[Any], levels: Mapping[str, Sequence[Any]]
+) -> tuple[Contrast, ...]:
+    """The headline contrasts the paradigm declares for a design of these factor levels."""
+    return paradigm.contrasts(levels)
+
+
+def contrast_reader(
+    paradigm: Paradigm[Any],
+    levels: Mapping[str, Sequence[Any]],
+    options: AnalysisOptions | None = None,
+) -> ContrastReader:
+    """Reads every declared contrast of the stored conversations (the paradigm's own estimate,
+    interval and half-width, `planning.read_contrast`), under the metrics' default judge
+    unless `options` names one."""
+    from backchannel.paradigms import AnalysisOptions
+    from backchannel.planning import read_contrast
+
+    contrasts = declared_contrasts(paradigm, levels)
+    chosen = options if options is not None else AnalysisOptions()
+
+    def read(tables: RunTables) -> dict[str, Reading]:
+        return {c.name: reading_of(read_contrast(c, tables, chosen)) for c in contrasts}
+
+    return read
+
+
+def reading_of(reading: ContrastReading) -> Reading:
+    """The look's record of one contrast read from a run."""
+    rows = reading.rows
+    skipped = next((row.skipped for row in rows if row.skipped), None)
+    if not rows:
+        skipped = "no stratum has conversations in both arms yet"
+    elif reading.halfwidth is None and skipped is None:
+        skipped = "no interval yet"
+    return Reading(
+        estimate=reading.value("estimate"),
+        halfwidth=reading.halfwidth,
+        n=reading.n,
+        skipped=skipped,
+        strata=tuple(
+            {
+                "stratum": dict(row.stratum),
+                "estimate": row.estimate,
+                "halfwidth": row.halfwidth,
+                "n": row.n,
+                "skipped": row.skipped,
+            }
+            for row in rows
+        ),
+    )
 
 
 def resolve_stopping(the_plan: Plan, target: Target | None, store: RunStore) -> Stopping | None:
