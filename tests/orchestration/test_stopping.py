@@ -99,3 +99,16 @@ def test_looks_and_reasons_read_as_one_line_each() -> None:
     )
     assert "ceiling was reached" in stop_reason({**look, "stop": "ceiling"}, "t")
     assert stop_reason({**look, "stop": None}, "t").startswith("running: last look")
+
+
+def test_a_reading_over_strata_keeps_each_row_and_reads_as_its_widest() -> None:
+    rows = (
+        {"stratum": {"model": "a"}, "halfwidth": 0.1},
+        {"stratum": {"model": "b"}, "halfwidth": 0.2},
+    )
+    over = Reading(None, 0.2, 8, strata=rows).as_dict()
+    assert over["strata"] == [dict(r) for r in rows]
+    assert "strata" not in Reading(0.3, 0.1, 8, strata=rows[:1]).as_dict()
+    look = {"look": 0, "replicates": 2, "conversations": 16, "calls": 1, "stop": None}
+    line = describe_looks([{**look, "contrasts": {"gap": over}}])[0]
+    assert line.endswith("gap ± 0.200 at widest over 2 strata (n 8)")

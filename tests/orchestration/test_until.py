@@ -70,9 +70,7 @@ def run_until(
     try:
         the_plan.done = store.finished_ids()
         rule = Stopping(parse_target(until), batch, first, 6)
-        asyncio.run(
-            orchestration.run_until(the_plan, store, run, rule, read)
-        )
+        asyncio.run(orchestration.run_until(the_plan, store, run, rule, read))
     finally:
         store.close()
     return stored(run)[0]

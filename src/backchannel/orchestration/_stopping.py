@@ -193,10 +193,18 @@ def stop_reason(look: Mapping[str, Any], target: str) -> str:
 
 
 def describe_reading(name: str, reading: Mapping[str, Any]) -> str:
-    """`fpi_gap 0.183 ± 0.049 (n 120)`, or why it has no value yet."""
+    """`fpi_gap 0.183 ± 0.049 (n 120)` (over strata: the widest half-width), or why it has no
+    value yet."""
     estimate, halfwidth = reading.get("estimate"), reading.get("halfwidth")
-    if estimate is None or halfwidth is None:
+    strata = reading.get("strata") or []
+    if halfwidth is None:
         return f"{name} not computable yet ({reading.get('skipped') or 'no interval'})"
+    if estimate is None and strata:
+        return (
+            f"{name} ± {halfwidth:.3f} at widest over {len(strata)} strata (n {reading.get('n')})"
+        )
+    if estimate is None:
+        return f"{name} not computable yet ({reading.get('skipped') or 'no estimate'})"
     return f"{name} {estimate:.3f} ± {halfwidth:.3f} (n {reading.get('n')})"
 
 
