@@ -80,3 +80,91 @@ def test_fpi_gap_is_the_difference_of_the_metrics_fpi(tmp_path: Path) -> None:
         assert row.first.trials == n - 1 and row.second.trials == n  # honest agents probed
         assert row.halfwidth is not None and row.halfwidth > 0
     assert reading.halfwidth == max(row.halfwidth or 0 for row in reading.rows)
+
+
+def _run(tmp_path: Path, experiment: dict[str, object]) -> bc.Run:
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump({"name": "contrast", "seed": 3, **experiment}))
+    run = bc.run(path, tmp_path / "run")
+    assert run.counts["done"] == len(run.conversations)
+    return run
+
+
+def test_testimony_gaps_are_the_metrics_condition_gaps(tmp_path: Path) -> None:
+    factors = {"model": ["sim/population#wary"], "condition": ["C0", "C1"]}
+    run = _run(
+        tmp_path,
+        {
+            "paradigm": "testimony",
+            "items_limit": 8,
+            "factors": factors,
+            "settings": {"deceptions": ["event"], "intervention": "none"},
+            "population": {"testimony": {"trust": 0.5}},
+        },
+    )
+    metrics = run.metrics()
+    gaps = {
+        g.measure: g
+        for g in metrics.condition_gaps
+        if g.split == "all" and g.checkpoint == metrics.checkpoints[-1]
+    }
+    measures = {"truth_gap": "truth_majority", "true_share_gap": "true_vote_share"}
+    for contrast in get_paradigm("testimony").contrasts(factors):
+        (row,) = read_contrast(contrast, run.tables, AnalysisOptions()).rows
+        gap = gaps[measures[contrast.name]]
+        assert row.stratum == {"model": "sim/population#wary"}
+        assert row.estimate == pytest.approx(gap.estimate_pp / 100)
+        assert row.pairs == gap.n == 8
+
+
+def test_dyad_effects_are_differences_of_the_pairing_shifts(tmp_path: Path) -> None:
+    factors = {
+        "discussant_model": ["sim/population#a", "sim/population#b"],
+        "opponent_model": ["sim/population#a", "sim/population#b"],
+    }
+    run = _run(
+        tmp_path,
+        {
+            "paradigm": "dyad",
+            "replicates": 2,
+            "factors": factors,
+            "settings": {"rounds": 2},
+            "population": {"models": {"b": {"dyad": {"discussant_rate": 0.4}}}},
+        },
+    )
+    shift = {
+        (s.cell["discussant_model"], s.cell["opponent_model"]): s.shift_discussant
+        for s in run.metrics().shifts.by_pairing
+    }
+    a, b = "sim/population#a", "sim/population#b"
+    found = {c.name: c for c in get_paradigm("dyad").contrasts(factors)}
+    assert set(found) == {"opponent_effect", "discussant_effect"}
+    for row in read_contrast(found["discussant_effect"], run.tables, AnalysisOptions()).rows:
+        opponent = row.stratum["opponent_model"]
+        first, second = shift[(b, opponent)], shift[(a, opponent)]
+        assert row.estimate == pytest.approx(first.estimate - second.estimate)
+        assert (row.first.n, row.second.n) == (first.n, second.n)
+
+
+def test_council_fcc_gap_is_the_difference_of_the_pools_fcc(tmp_path: Path) -> None:
+    factors = {"pool": ["A", "B"]}
+    run = _run(
+        tmp_path,
+        {
+            "paradigm": "council",
+            "replicates": 3,
+            "factors": factors,
+            "settings": {
+                "scenarios": ["housing"],
+                "single_model": "sim/population#a",
+                "pool_models": ["sim/population#a", "sim/population#b"],
+                "verifier_model": "sim/population#a",
+            },
+        },
+    )
+    fcc = {g.state: g.fcc for g in run.metrics().groups}
+    (contrast,) = get_paradigm("council").contrasts(factors)
+    (row,) = read_contrast(contrast, run.tables, AnalysisOptions()).rows
+    assert row.stratum == {"scenario": "housing", "delphi": "none"}
+    assert row.estimate == pytest.approx(fcc["A"].estimate - fcc["B"].estimate)
+    assert (row.first.n, row.second.n) == (fcc["A"].n, fcc["B"].n) == (3, 3)

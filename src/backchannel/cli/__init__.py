@@ -7,6 +7,7 @@ import typer
 from backchannel.cli._analyse import metrics_command, report_command
 from backchannel.cli._interop import query_command
 from backchannel.cli._judge import agree_command, judge_command
+from backchannel.cli._plan import plan_command
 from backchannel.cli._run import run_command
 from backchannel.cli._screen import screen_command
 from backchannel.cli._status import export_command, status_command
@@ -20,6 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("run")(run_command)
+app.command("plan")(plan_command)
 app.command("status")(status_command)
 app.command("export")(export_command)
 app.command("metrics")(metrics_command)
