@@ -169,3 +169,16 @@ def test_store_bench_on_twenty_conversations(tmp_path: Path) -> None:
     assert names[:3] == ["run", "resume (0 calls)", "status"]
     assert "view: one conversation" in names
     assert all(_positive(c.seconds) and _positive(c.peak_mib) for c in measured.commands)
+
+
+def test_stopping_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    result = _load("stopping").main(["--quick", "--runs", "2", "--fixed-runs", "1"])
+    # 2 items x k in {0, 1} x 6 replicates; a conversation makes 3 turns and a probe of each
+    # honest agent before and after its round: 3 + 3 x 2 at k = 0, 3 + 2 x 2 at k = 1
+    (fixed,) = result.fixed
+    assert (fixed.conversations, fixed.calls) == (24, 12 * 9 + 12 * 7)
+    assert len(result.stopped) == 2
+    for run in result.stopped:
+        assert run.stop in ("target", "ceiling") and run.conversations == 4 * run.replicates
+        assert run.calls == 2 * run.replicates * (9 + 7)
+    assert "calls stopped / fixed" in capsys.readouterr().out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,8 +20,10 @@ from backchannel.cli._common import (
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Mapping
 
     from backchannel.backends import LLMClient, Usage
+    from backchannel.orchestration import Stopping
 
 
 def _usage_line(usage: Usage) -> str:
@@ -47,6 +49,15 @@ def _replica_line(client: LLMClient) -> str:
         return ""
     parts = [f"{s.calls}" + ("" if s.healthy else "(drained)") for s in stats]
     return "  replicas " + " ".join(parts)
+
+
+def _print_batches(stopping: Stopping) -> None:
+    """The dry run of `--until`: the batches and the ceiling the estimate above is for."""
+    out.print(
+        f"stopping when {stopping.target} holds: batches end at replicates "
+        f"{', '.join(map(str, stopping.ends))} per cell and item; the estimate above is the "
+        f"ceiling ({stopping.ceiling} replicates)"
+    )
 
 
 @friendly_errors
@@ -77,6 +88,14 @@ def run_command(
             "ray://HOST:PORT (an existing Ray cluster).",
         ),
     ] = "asyncio",
+    until: Annotated[
+        str | None,
+        typer.Option(
+            "--until",
+            help='Add replicates in batches until a target holds, e.g. "fpi_gap.halfwidth<=0.05" '
+            "(at most the design's replicates; replaces the file's stopping.until).",
+        ),
+    ] = None,
 ) -> None:
     """Run an experiment; running it again on the same directory resumes it."""
     import asyncio
@@ -96,8 +115,10 @@ def run_command(
     _stopping.clear()
     loaded = load_experiment(experiment, model_override=model)
     run_plan = orchestration.plan(loaded, limit)
+    target = orchestration.requested_target(loaded, until, limit)
     print_skipped([s.as_dict() for s in run_plan.skipped])
     if dry_run:
+        rule = loaded.experiment.stopping
         estimate = run_plan.estimate(only_todo=False)
         out.print(f"experiment {loaded.experiment.name!r} ({loaded.experiment.paradigm})")
         out.print(f"conversations: {estimate['conversations']}")
@@ -116,6 +137,8 @@ def run_command(
                 f"calls shared by paired arms: {shared} (made once; calls to the models: "
                 f"{estimate['calls'] - shared})"
             )
+        if target is not None:
+            _print_batches(orchestration.stopping_for(run_plan, target, rule.batch, rule.first))
         return
     warning = orchestration.small_model_warning(run_plan.models)
     if warning:
@@ -126,10 +149,31 @@ def run_command(
     store = orchestration.open_run_directory(output, loaded)
     try:
         run_plan.done = store.finished_ids()
+        stopping = orchestration.resolve_stopping(run_plan, target, store)
+        if stopping is not None:
+            orchestration.check_resume(store, output, stopping)
+            if target is None:
+                err.print(f"resuming the run's stopping rule: --until {str(stopping.target)!r}")
         orchestration.record_plan(store, run_plan)
         todo = len(run_plan.todo)
-        if run_plan.done:
+        stopped = orchestration.stopping_record(store) if stopping is not None else None
+        if stopped is not None and stopped["stopped"] is not None:
+            reason = orchestration.stop_reason(stopped["looks"][-1], stopped["until"])
+            err.print(f"this run is complete: {reason}; nothing to run")
+            todo = 0
+        elif run_plan.done and stopping is not None:
+            err.print(
+                f"resuming: {len(run_plan.done)} conversations already stored, up to {todo} to "
+                "run (the stopping rule decides how many)"
+            )
+        elif run_plan.done:
             err.print(f"resuming: {len(run_plan.done)} conversations already stored, {todo} to run")
+        if stopping is not None and todo:
+            err.print(
+                f"stopping when {stopping.target} holds, or at {stopping.ceiling} replicates: "
+                f"batches end at replicates {', '.join(map(str, stopping.ends))}"
+            )
+        offset = [0, 0]  # conversations of earlier batches, of the current one
         with Progress(
             TextColumn("conversations"),
             BarColumn(),
@@ -142,7 +186,13 @@ def run_command(
             task = progress.add_task("run", total=todo, usage="")
 
             def on_progress(finished: int, total: int, usage: Usage) -> None:
-                progress.update(task, completed=finished, usage=_usage_line(usage))
+                offset[1] = finished
+                progress.update(task, completed=offset[0] + finished, usage=_usage_line(usage))
+
+            def on_look(record: Mapping[str, Any]) -> None:
+                offset[0], offset[1] = offset[0] + offset[1], 0
+                look = record["looks"][-1]
+                progress.console.print(orchestration.describe_looks([look])[0], soft_wrap=True)
 
             async def refresh(client: LLMClient) -> None:
                 # Calls, tokens and retries move between conversation ends too.
@@ -159,6 +209,21 @@ def run_command(
                 if terminable:
                     loop.add_signal_handler(signal.SIGTERM, _stop, task)
                 try:
+                    if stopping is not None:
+                        return await orchestration.run_until(
+                            run_plan,
+                            store,
+                            output,
+                            stopping,
+                            orchestration.contrast_reader(
+                                loaded.paradigm, loaded.experiment.factors
+                            ),
+                            concurrency=concurrency,
+                            on_progress=on_progress,
+                            on_look=on_look,
+                            watch=refresh,
+                            executor=executor,
+                        )
                     return await orchestration.run_plan(
                         run_plan,
                         store,
@@ -183,6 +248,7 @@ def run_command(
         stored = store.counts()
         errors = store.errors()
         quality = store.answer_quality()
+        stopped = orchestration.stopping_record(store)
     finally:
         store.close()
     err.print(
@@ -192,6 +258,8 @@ def run_command(
     out.print(f"results: {output.resolve()}")
     out.print(f"  stored conversations: {describe_counts(stored)}")
     out.print(f"  {describe_quality(quality)}")
+    if stopped is not None and stopped["looks"]:
+        out.print(f"  {orchestration.stop_reason(stopped['looks'][-1], stopped['until'])}")
     if run_plan.skipped:
         out.print(
             f"  rows of the data that became no conversation: {len(run_plan.skipped)} "

@@ -68,6 +68,7 @@ def status_command(
     if partial:
         err.print(f"[yellow]note:[/] {partial}", soft_wrap=True)
     print_skipped(manifest.get("skipped_items") or [])
+    _print_stopping(manifest.get("stopping"))
     if errors:
         err.print("errors of unfinished conversations (rerun the same command to retry them):")
         print_errors(errors, None if errors_in_full else run)
@@ -114,6 +115,26 @@ def status_command(
             f"response cache: {answers} answers ({prompt} prompt, {completion} completion tokens), "
             "including calls of conversations not yet stored"
         )
+
+
+def _print_stopping(record: Any) -> None:
+    """A run under `--until`: its rule, every look and why it stopped (or that it goes on)."""
+    if not isinstance(record, dict):
+        return
+    from backchannel.orchestration import describe_looks, stop_reason
+
+    looks = record.get("looks") or []
+    out.print(
+        f"stopping: --until {record.get('until')!r}, batches of {record.get('batch')} replicates "
+        f"(first {record.get('first')}), ceiling {record.get('ceiling')} replicates",
+        markup=False,
+    )
+    for line in describe_looks(looks):
+        out.print(f"  {line}", markup=False, soft_wrap=True)
+    if looks:
+        out.print(f"  {stop_reason(looks[-1], str(record.get('until')))}", markup=False)
+    else:
+        out.print("  no look yet: the first batch has not finished", markup=False)
 
 
 def replica_calls(stored: Iterable[str | None]) -> tuple[dict[str, int], int]:

@@ -32,6 +32,27 @@ class ReplicateRule(BaseModel):
     replicates: int = Field(ge=1, description="Conversations per item for matching cells.")
 
 
+class StoppingSettings(BaseModel):
+    """Precision stopping (`run --until`): replicates run in batches until every named headline
+    contrast's 95 % interval is narrow enough, or `replicates` (the ceiling) is reached."""
+
+    model_config = ConfigDict(extra="forbid")
+    until: str | None = Field(
+        None,
+        description="The target, `NAME.halfwidth<=X` joined by `and` (NAME one of the paradigm's "
+        "headline contrasts); none: the whole design runs. `--until` replaces it.",
+    )
+    batch: int | None = Field(
+        None,
+        ge=1,
+        description="Replicates per cell and item added by each batch (default a "
+        "tenth of `replicates`, at least 1).",
+    )
+    first: int | None = Field(
+        None, ge=1, description="Replicates per cell and item of the first batch (default `batch`)."
+    )
+
+
 class Experiment(BaseModel):
     """One experiment file. Precedence: command line > experiment file > paradigm defaults."""
 
@@ -83,6 +104,10 @@ class Experiment(BaseModel):
         "from the item, replicate, agent and the call's place, so a call the arms make alike is "
         "made once and answered from the cache in the other arm; false: every conversation "
         "seeds its own calls.",
+    )
+    stopping: StoppingSettings = Field(
+        default_factory=StoppingSettings,
+        description="Precision stopping: the target and its batches (see docs/statistics.md).",
     )
     population: PopulationParams | None = Field(
         None,

@@ -6,6 +6,8 @@
 4. execute (`_execute`, `_clients`, `_ray`): run the remaining conversations on asyncio or on a
    Ray cluster, committing each to the run store as it finishes;
 5. shared calls (`_sharing`): what paired arms make once and answer from the cache;
+   precision stopping (`_stopping`, `_until`): under `--until`, the execute stage runs the
+   design's replicates in batches and stops once the headline contrasts are precise enough;
 6. metrics and report (`_metrics`, `_report`): a stored run's results and HTML report.
 
 `_api` is the Python front door over these stages (`bc.run`, `bc.open_run`, `Run` with its
@@ -57,13 +59,38 @@ if TYPE_CHECKING:
     from backchannel.orchestration._ray import execute_on_ray
     from backchannel.orchestration._report import run_models, write_report
     from backchannel.orchestration._sharing import pair_groups, predict_shared
+    from backchannel.orchestration._stopping import (
+        Look,
+        Reading,
+        Target,
+        describe_looks,
+        parse_target,
+        stop_reason,
+    )
+    from backchannel.orchestration._until import (
+        ContrastReader,
+        Stopping,
+        check_resume,
+        contrast_reader,
+        declared_contrasts,
+        requested_target,
+        resolve_stopping,
+        run_until,
+        stopping_for,
+        stopping_record,
+    )
 
 __all__ = [
     "INSTALL_HINT",
+    "ContrastReader",
+    "Look",
     "Plan",
     "ProgressCallback",
+    "Reading",
     "Run",
     "RunOutcome",
+    "Stopping",
+    "Target",
     "Watcher",
     "acheck_reachable",
     "analysis_options",
@@ -72,7 +99,11 @@ __all__ = [
     "check_executor",
     "check_models",
     "check_reachable",
+    "check_resume",
     "compute_metrics",
+    "contrast_reader",
+    "declared_contrasts",
+    "describe_looks",
     "execute",
     "execute_on_ray",
     "experiment_client",
@@ -84,14 +115,21 @@ __all__ = [
     "open_run",
     "open_run_directory",
     "pair_groups",
+    "parse_target",
     "plan",
     "predict_shared",
     "record_plan",
+    "requested_target",
+    "resolve_stopping",
     "run",
     "run_models",
     "run_plan",
+    "run_until",
     "small_model_warning",
     "spread",
+    "stop_reason",
+    "stopping_for",
+    "stopping_record",
     "write_report",
 ]
 
@@ -125,5 +163,25 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._ray": ("execute_on_ray",),
             "._report": ("run_models", "write_report"),
             "._sharing": ("pair_groups", "predict_shared"),
+            "._stopping": (
+                "Look",
+                "Reading",
+                "Target",
+                "describe_looks",
+                "parse_target",
+                "stop_reason",
+            ),
+            "._until": (
+                "ContrastReader",
+                "Stopping",
+                "check_resume",
+                "contrast_reader",
+                "declared_contrasts",
+                "requested_target",
+                "resolve_stopping",
+                "run_until",
+                "stopping_for",
+                "stopping_record",
+            ),
         },
     )

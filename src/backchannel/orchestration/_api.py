@@ -41,13 +41,16 @@ async def arun(
     limit: int | None = None,
     concurrency: int | None = None,
     on_progress: ProgressCallback | None = None,
+    until: str | None = None,
 ) -> Run:
     """Run (or resume) an experiment into the run directory `output`; returns the stored run.
 
     Conversations whose calls failed after every retry are stored as incomplete and counted in
-    `Run.counts`; calling again on the same directory retries them from the cache.
+    `Run.counts`; calling again on the same directory retries them from the cache. `until`
+    (like `--until`, else the file's `stopping.until`) adds replicates in batches until the
+    target holds; the looks are in the manifest's `stopping`.
     """
-    from backchannel.orchestration import _checks, _directory, _execute, _plan
+    from backchannel.orchestration import _checks, _directory, _execute, _plan, _until
 
     loaded = (
         experiment
@@ -58,15 +61,28 @@ async def arun(
         raise ValueError("pass `model` with a path; a loaded experiment already has its models")
     directory = Path(output)
     run_plan = _plan.plan(loaded, limit)
+    target = _until.requested_target(loaded, until, limit)
     _checks.check_models(run_plan, concurrency=concurrency)
     await _checks.acheck_reachable(run_plan)
     store = _directory.open_run_directory(directory, loaded)
     try:
         run_plan.done = store.finished_ids()
+        stopping = _until.resolve_stopping(run_plan, target, store)
         _directory.record_plan(store, run_plan)
-        await _execute.run_plan(
-            run_plan, store, directory, concurrency=concurrency, on_progress=on_progress
-        )
+        if stopping is not None:
+            await _until.run_until(
+                run_plan,
+                store,
+                directory,
+                stopping,
+                _until.contrast_reader(loaded.paradigm, loaded.experiment.factors),
+                concurrency=concurrency,
+                on_progress=on_progress,
+            )
+        else:
+            await _execute.run_plan(
+                run_plan, store, directory, concurrency=concurrency, on_progress=on_progress
+            )
     finally:
         store.close()
     return open_run(directory)
@@ -79,9 +95,12 @@ def run(
     model: str | None = None,
     limit: int | None = None,
     concurrency: int | None = None,
+    until: str | None = None,
 ) -> Run:
     """`arun` for code that is not already inside an event loop."""
-    return asyncio.run(arun(experiment, output, model=model, limit=limit, concurrency=concurrency))
+    return asyncio.run(
+        arun(experiment, output, model=model, limit=limit, concurrency=concurrency, until=until)
+    )
 
 
 def open_run(path: str | Path) -> Run:

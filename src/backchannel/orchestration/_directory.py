@@ -37,6 +37,8 @@ def fingerprint(loaded: LoadedExperiment) -> str:
     resolved.pop("retry", None)
     resolved.pop("local", None)
     resolved.pop("max_conversations", None)  # a ceiling on the design, not part of it
+    # How many replicates run, not what any asks: the manifest's `stopping` record holds it.
+    resolved.pop("stopping", None)
     for endpoint in resolved.get("endpoints", []):
         for name in _TRANSPORT_FIELDS:
             endpoint.pop(name, None)
