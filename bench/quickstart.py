@@ -323,11 +323,14 @@ def main() -> None:
     parser.add_argument("--examples", nargs="*", default=[], help="example names (default all)")
     parser.add_argument("--skip-quickstart", action="store_true")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: the free cores)")
+    parser.add_argument("--parallel", type=int, help="slots (default: the example's)")
     parser.add_argument(
         "--busy-core", action="store_true", help="also run while one core is kept busy"
     )
     args = parser.parse_args()
-    extra = {} if args.threads is None else {"threads": args.threads}
+    extra: dict[str, Any] = {} if args.threads is None else {"threads": args.threads}
+    if args.parallel is not None:
+        extra["parallel"] = args.parallel
     print(f"machine: {machine()}")
     if not args.skip_quickstart:
         names = list(SETTINGS) if args.setting == "both" else [args.setting]
