@@ -29,4 +29,25 @@ def compute_metrics(
                 f"judges in the run: {listed}"
             )
     with tables.reuse():  # the metrics share one decoding of the run's events
-        return paradigm.metrics(tables, options)
+        metrics = paradigm.metrics(tables, options)
+        return with_kit_sections(paradigm, tables, options, metrics)
+
+
+def with_kit_sections(
+    paradigm: Paradigm[Any],
+    tables: RunTables,
+    options: AnalysisOptions,
+    metrics: Metrics | dict[str, Any],
+) -> Metrics | dict[str, Any]:
+    """`metrics` with the kit's sections filled from the paradigm's hooks (typed results only:
+    a paradigm that returns a plain dict gets none)."""
+    from backchannel.analysis import Design, Metrics, divergence
+
+    if not isinstance(metrics, Metrics):
+        return metrics
+    pairs = paradigm.stance_pairs(tables, options)
+    if pairs is None:
+        return metrics
+    design = Design.of(tables)
+    section = divergence(pairs, design, tables.conversations)
+    return metrics.model_copy(update={"divergence": section})
