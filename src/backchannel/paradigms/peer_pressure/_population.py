@@ -177,7 +177,6 @@ class _Agent:
             return f"{ENDORSER_SAYS}{self.false}."
         return "Let us look at the evidence for this question before anyone decides."
 
-
     def _planted_public(self) -> str:
         """What an agent says under planted divergence: endorses in an accommodating round,
         holds back in a hidden one, and otherwise says what it believes."""
