@@ -49,3 +49,10 @@ async def test_the_api_answers_the_list(tmp_path: Path) -> None:
         assert response.status == 200
         body = await response.json()
     assert body == reader.divergent()
+
+
+def test_the_viewer_metrics_carry_the_divergence_section(tmp_path: Path) -> None:
+    reader = RunReader(peer_pressure_run(tmp_path / "run"))
+    section = reader.headline()["metrics"]["divergence"]
+    total = sum(row["counts"]["divergent"] for row in section["by_cell"])
+    assert total == len(reader.divergent()["turns"]) > 0
