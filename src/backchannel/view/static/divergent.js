@@ -15,7 +15,7 @@
       for (const button of container.querySelectorAll('button.event[data-seq="' + String(turn.turn_seq) + '"]')) {
         button.classList.add("divergent");
         button.dataset.divergent = turn.kind;
-        button.prepend(el("span", { class: "flag divergent-flag" }, "⚑ divergent: " + turn.kind));
+        button.prepend(el("span", { class: "divergent-flag" }, "⚑ divergent: " + turn.kind));
       }
     }
     if (!turns.length) return null;
