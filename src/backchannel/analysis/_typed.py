@@ -15,16 +15,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializationInfo,
-    SerializerFunctionWrapHandler,
-    ValidationInfo,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field
+
+from backchannel.analysis._divergence_results import Divergence
+from backchannel.analysis._records import FACTORS_CONTEXT, CellRow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,10 +26,12 @@ if TYPE_CHECKING:
     from backchannel.analysis._headline import Headline
     from backchannel.analysis._tables import RunTables
 
-FACTORS_CONTEXT = "factors"
-"""The validation-context key that lists the run's declared factors (and other row keys)."""
-
 M = TypeVar("M", bound="Metrics")
+
+KIT_SECTIONS = ("divergence",)
+"""The optional sections every paradigm's metrics may carry, filled by the shared layer."""
+KIT_RUN_LEVEL = frozenset({"divergence.tests"})
+"""Parts of the kit's sections that compare cells, so belong to no one cell."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,81 +84,6 @@ class Design:
         }
 
 
-class CellRow(BaseModel):
-    """One row of a per-cell table: typed measures, and the cell's factor levels as the other
-    keys (serialised first, as a tidy table reads: factors, then measures)."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-    keys: ClassVar[tuple[str, ...]] = ()
-    """Row keys besides the factors that a subclass allows undeclared (e.g. `checkpoint`)."""
-    omit_unset: ClassVar[bool] = False
-    """If true, an optional field the row was built without is left out of its JSON (a part
-    that only some rows have), instead of printed as null."""
-
-    @model_validator(mode="after")
-    def _only_factors(self, info: ValidationInfo) -> CellRow:
-        allowed = (info.context or {}).get(FACTORS_CONTEXT)
-        if allowed is None:
-            return self
-        unknown = sorted(set(self.model_extra or {}) - set(allowed) - set(self.keys))
-        if unknown:
-            raise ValueError(
-                f"{type(self).__name__} has keys {unknown} that are neither its fields nor "
-                "factors of the run"
-            )
-        return self
-
-    @model_serializer(mode="wrap")
-    def _factors_first(
-        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
-    ) -> dict[str, Any]:
-        fields = handler(self)
-        extra = self.model_extra or {}
-        ordered = {**{k: fields[k] for k in extra if k in fields}, **fields}
-        return _given(self, ordered) if type(self).omit_unset else ordered
-
-    @property
-    def cell(self) -> dict[str, Any]:
-        """The factor levels of this row."""
-        return dict(self.model_extra or {})
-
-
-class Record(BaseModel):
-    """A nested part of typed results that is not a per-cell row (an interval, a test, a
-    fitted model): frozen, no undeclared keys, and an optional field it was built without is
-    left out of its JSON (a fit that was skipped has no coefficients, rather than null ones)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_serializer(mode="wrap")
-    def _only_given(
-        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
-    ) -> dict[str, Any]:
-        return _given(self, handler(self))
-
-
-class IntervalRecord(Record):
-    """An estimate with its 95 % interval over `n` units, as typed results carry it (the
-    fields of `Interval.as_dict()`): `skipped` says why there is none, `missing` counts the
-    units without a value."""
-
-    estimate: float | None
-    low: float | None
-    high: float | None
-    n: int
-    skipped: str | None
-    missing: int
-
-
-def _given(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
-    """`data` without the optional fields `model` was built without."""
-    unset: set[str] = set()
-    for name, field in type(model).model_fields.items():
-        if not field.is_required() and name not in model.model_fields_set:
-            unset |= {name, field.serialization_alias or field.alias or name}
-    return {k: v for k, v in data.items() if k not in unset}
-
-
 class Metrics(BaseModel):
     """Base of a paradigm's typed results. Subclasses declare their sections as fields, in the
     order `--json` prints them.
@@ -180,6 +101,9 @@ class Metrics(BaseModel):
 
     pooled: dict[str, list[str]] = Field(default_factory=dict)
     """Section path (e.g. `network.infection_by_model`) -> the factors it averages over."""
+    divergence: Divergence | None = None
+    """Say versus believe (docs/divergence.md): filled by the shared layer from the
+    paradigm's `stance_pairs` after its `metrics()`; None when the paradigm reads no stances."""
 
     @classmethod
     def build(cls: type[M], data: Mapping[str, Any], design: Design | Sequence[str]) -> M:
@@ -193,6 +117,10 @@ class Metrics(BaseModel):
         data = self.model_dump(mode="json")
         if not data.get("pooled"):
             data.pop("pooled", None)
+        for name in KIT_SECTIONS:  # the kit's sections follow the paradigm's own
+            value = data.pop(name, None)
+            if value is not None:
+                data[name] = value
         return data
 
     def headline(self) -> Headline | None:
@@ -217,8 +145,10 @@ class Metrics(BaseModel):
     def sections(self) -> Iterator[tuple[str, Any]]:
         """(name, value) of every section field, in order."""
         for name in type(self).model_fields:
-            if name != "pooled":
+            if name != "pooled" and name not in KIT_SECTIONS:
                 yield name, getattr(self, name)
+        for name in KIT_SECTIONS:
+            yield name, getattr(self, name)
 
 
 def _frames(data: Mapping[str, Any], path: str, out: dict[str, pd.DataFrame]) -> None:
@@ -251,7 +181,8 @@ def separation_problems(metrics: Metrics, design: Design | Sequence[str]) -> lis
     factors = design.factors if isinstance(design, Design) else tuple(design)
     problems: list[str] = []
     for name, value in metrics.sections():
-        _walk(value, name, factors, metrics.pooled, problems, type(metrics).run_level)
+        run_level = type(metrics).run_level | KIT_RUN_LEVEL
+        _walk(value, name, factors, metrics.pooled, problems, run_level)
     return problems
 
 

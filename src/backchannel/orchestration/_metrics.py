@@ -28,5 +28,8 @@ def compute_metrics(
                 f"--{option.replace('_', '-')} {name}: no labels of that judge in the run; "
                 f"judges in the run: {listed}"
             )
+    from backchannel.paradigms import with_kit_sections
+
     with tables.reuse():  # the metrics share one decoding of the run's events
-        return paradigm.metrics(tables, options)
+        metrics = paradigm.metrics(tables, options)
+        return with_kit_sections(paradigm, tables, options, metrics)
