@@ -48,6 +48,8 @@ from backchannel.paradigms.council._view import VIEW
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.report import Report
 
@@ -406,6 +408,12 @@ class Council(Paradigm[CouncilSettings]):
         resolved = tables.manifest.get("config_resolved") or {}
         threshold = (resolved.get("settings") or {}).get("threshold", DEFAULT_THRESHOLD)
         return council_metrics(tables, threshold=float(threshold))
+
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each advocate turn against its off-the-record choice (docs/paradigms/council.md)."""
+        from backchannel.paradigms.council._stances import stance_pairs
+
+        return stance_pairs(tables)
 
     def report(self, tables: RunTables, metrics: CouncilMetrics, report: Report) -> None:
         from backchannel.paradigms.council._report import build_report

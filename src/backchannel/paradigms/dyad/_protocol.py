@@ -19,6 +19,8 @@ from backchannel.paradigms.dyad._settings import DyadSettings
 from backchannel.paradigms.dyad._view import VIEW
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.report import Report
 
@@ -189,6 +191,12 @@ class Dyad(Paradigm[DyadSettings]):
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> DyadMetrics:
         return dyad_metrics(tables)
+
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each turn's interaction state against the rating after it (docs/paradigms/dyad.md)."""
+        from backchannel.paradigms.dyad._stances import stance_pairs
+
+        return stance_pairs(tables)
 
     def report(self, tables: RunTables, metrics: DyadMetrics, report: Report) -> None:
         from backchannel.paradigms.dyad._report import fill_report
