@@ -343,6 +343,13 @@ class Testimony(Paradigm[TestimonySettings]):
 
         return testimony_metrics(tables)
 
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each statement against the vote of its round, towards the decoy (docs/paradigms/
+        testimony.md)."""
+        from backchannel.paradigms.testimony._stances import stance_pairs
+
+        return stance_pairs(tables)
+
     def tables(self, tables: RunTables) -> dict[str, pd.DataFrame]:
         """The citation graph (statement -> cited testimony or statement), for `export`."""
         from backchannel.paradigms.testimony._graph import citation_table
