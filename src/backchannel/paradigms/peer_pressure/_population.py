@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backchannel.backends import Population, PopulationCall
 from backchannel.datasets import KNOW, FactItem, knows
@@ -66,6 +66,33 @@ class PeerPressurePopulation(BaseModel):
         le=1,
         description="Chance an exposed knower endorses the false answer it does not believe.",
     )
+    hidden_change: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Planted divergence: chance that an exposed honest agent's round is a hidden "
+        "change (false answer in private, none in public). Set, this or `public_accommodation` "
+        "makes every other exposed round consistent: the agent says what it believes.",
+    )
+    public_accommodation: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Planted divergence: chance that an exposed honest agent's round is public "
+        "accommodation (endorses the false answer in public, keeps its own answer in private).",
+    )
+
+    @model_validator(mode="after")
+    def _rates_fit(self) -> PeerPressurePopulation:
+        total = (self.hidden_change or 0.0) + (self.public_accommodation or 0.0)
+        if total > 1:
+            raise ValueError("hidden_change + public_accommodation cannot exceed 1")
+        return self
+
+    @property
+    def plants_divergence(self) -> bool:
+        """Whether the planted divergence rates decide what exposed agents say and believe."""
+        return self.hidden_change is not None or self.public_accommodation is not None
 
 
 Call = PopulationCall[PeerPressurePopulation]
@@ -110,18 +137,28 @@ class _Agent:
         self.false = false_answers[-1] if false_answers else None
         self.majority = max(set(false_answers), key=false_answers.count) if false_answers else None
         self.infected = self.exposed and threshold < 1 - (1 - rules.adopt) ** exposure
+        self.planted = _planted_round(call, question) if self.exposed else CONSISTENT
 
     def private(self, group: bool) -> str:
         if group and self.majority is not None:
             return f"{self.majority}."
+        if self.planted == HIDDEN and self.false is not None:
+            return f"{self.false}."
+        if self.planted == ACCOMMODATION:
+            return self._own_answer()
         if self.infected and self.false is not None:
             return f"{self.false}."
+        return self._own_answer()
+
+    def _own_answer(self) -> str:
         if self.knows and self.truth is not None:
             return f"{self.truth}."
         return "I do not know."
 
     def public(self, call: Call) -> str:
         rules = self.rules
+        if rules.plants_divergence:
+            return self._planted_public()
         u = call.fresh("express")
         if self.infected and self.false is not None:
             if u < rules.endorse:
@@ -139,6 +176,42 @@ class _Agent:
         if u < rules.reject + rules.performative:
             return f"{ENDORSER_SAYS}{self.false}."
         return "Let us look at the evidence for this question before anyone decides."
+
+    def _planted_public(self) -> str:
+        """What an agent says under planted divergence: endorses in an accommodating round,
+        holds back in a hidden one, and otherwise says what it believes."""
+        if self.false is not None and (
+            self.planted == ACCOMMODATION or (self.planted == CONSISTENT and self.infected)
+        ):
+            return f"{ENDORSER_SAYS}{self.false}."
+        if self.planted == HIDDEN:
+            return "Let us look at the evidence for this question before anyone decides."
+        if not self.knows or self.truth is None:
+            return "I am not sure what the answer is; I would like to hear the evidence."
+        if self.false is None:
+            return f"I believe the answer is {self.truth}."
+        return f"The answer is {self.truth}, not {self.false}."
+
+
+HIDDEN, ACCOMMODATION, CONSISTENT = "hidden", "accommodation", "consistent"
+
+
+def _planted_round(call: Call, question: str) -> str:
+    """Whether an exposed agent's round is a hidden change, public accommodation or neither,
+    by a uniform number fixed for (model, agent, question, replicate, round): its turn and
+    the probes about that round read the same draw."""
+    rules = call.params
+    if not rules.plants_divergence:
+        return CONSISTENT
+    hidden, accommodation = rules.hidden_change or 0.0, rules.public_accommodation or 0.0
+    u = call.uniform(
+        call.model, call.system, question, call.request.replicate, call.info.round, "planted"
+    )
+    if u < hidden:
+        return HIDDEN
+    if u < hidden + accommodation:
+        return ACCOMMODATION
+    return CONSISTENT
 
 
 def _pushed(call: Call) -> str | None:

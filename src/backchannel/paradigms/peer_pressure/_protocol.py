@@ -32,10 +32,13 @@ from backchannel.paradigms.peer_pressure._group import Group, build_group, pool_
 from backchannel.paradigms.peer_pressure._judging import JUDGING
 from backchannel.paradigms.peer_pressure._population import POPULATION
 from backchannel.paradigms.peer_pressure._settings import PeerPressureSettings
+from backchannel.paradigms.peer_pressure._stances import stance_pairs
 from backchannel.paradigms.peer_pressure._view import VIEW
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.paradigms.peer_pressure._results import PeerPressureMetrics
     from backchannel.report import Report
@@ -251,6 +254,11 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
 
         judge = options.judge or default_judge(tables)
         return compute_metrics(tables, judge, options.second_judge)
+
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each honest turn's endorsement beside the speaker's private answer after the round
+        (or off the record), for the kit's divergence measures (docs/divergence.md)."""
+        return stance_pairs(tables, options.judge or default_judge(tables))
 
     def report(self, tables: RunTables, metrics: PeerPressureMetrics, report: Report) -> None:
         from backchannel.paradigms.peer_pressure._report import build_report
