@@ -332,6 +332,10 @@ class Witness:
         return " ".join(parts)
 
 
+OFF_THE_RECORD = "off_the_record"
+"""The private vote after a statement: answered as the vote is."""
+
+
 def _vote(call: Call) -> str:
     """A private vote: the planted strategy's, UNKNOWN where the options do not list it."""
     vote = Witness(call).vote()
@@ -391,7 +395,7 @@ def _claims(call: Call) -> str:
 
 POPULATION = Population(
     TestimonyPopulation,
-    rules={VOTE: _vote, STATEMENT: _statement},
+    rules={VOTE: _vote, OFF_THE_RECORD: _vote, STATEMENT: _statement},
     judges={CLAIMS: _claims},
 )
 """What `sim/population` answers testimony's votes, statements and claims extractions with."""
