@@ -110,6 +110,17 @@ def _verify(call: Call) -> str:
     return json.dumps({"score": round(share, 6)})
 
 
+OFF_THE_RECORD = "off_the_record"
+"""An advocate's private choice after its turn: the option it argues (sincere advocacy)."""
+ADVOCATED = "advocated"
+"""Call fact of an advocate's off-the-record probe: the id of the option it argues."""
+
+
+def _off_the_record(call: Call) -> str | None:
+    option = call.info.facts.get(ADVOCATED)
+    return option if isinstance(option, str) else None
+
+
 def _advocate(call: Call) -> str | None:
     option = call.info.facts.get(OPTION_NAME)
     if not isinstance(option, str):
@@ -121,6 +132,7 @@ POPULATION = Population(
     CouncilPopulation,
     rules={
         **dict.fromkeys(ADVOCATE_PROMPTS, _advocate),
+        OFF_THE_RECORD: _off_the_record,
         FIRST: _evaluate,
         REVISED: _evaluate,
         VERIFICATION: _verify,

@@ -37,6 +37,8 @@ HOLDS = "holds"
 MANIPULATIVE = "manipulative"
 """Call fact of the Opponent: whether its style is manipulative."""
 OPENING, TURN = "opening", "turn"
+OFF_THE_RECORD = "off_the_record"
+"""The private rating after a message: the role's position, as a checkpoint's rating is."""
 
 _POSITION = re.compile(r"\(my position: (\d+(?:\.\d+)?) of 6\)")
 _PRESSURE = "Any reasonable person already agrees with me."
@@ -210,6 +212,7 @@ def _turn(call: Call) -> str:
 
 
 POPULATION = Population(
-    DyadPopulation, rules={OPENING: _opening, TURN: _turn, RATING_NAME: _rating}
+    DyadPopulation,
+    rules={OPENING: _opening, TURN: _turn, RATING_NAME: _rating, OFF_THE_RECORD: _rating},
 )
 """What `sim/population` answers the dyad's opening, turns and ratings with."""

@@ -406,6 +406,10 @@ def _accommodating(call: Call, witness: Witness) -> str:
     return f"{witness.statement()} {said}"
 
 
+OFF_THE_RECORD = "off_the_record"
+"""The private vote after a statement: answered as the vote is."""
+
+
 def _vote(call: Call) -> str:
     """A private vote: the planted strategy's, UNKNOWN where the options do not list it."""
     if divergence_draw(call) == HIDDEN:
@@ -472,7 +476,7 @@ def _claims(call: Call) -> str:
 
 POPULATION = Population(
     TestimonyPopulation,
-    rules={VOTE: _vote, STATEMENT: _statement},
+    rules={VOTE: _vote, OFF_THE_RECORD: _vote, STATEMENT: _statement},
     judges={CLAIMS: _claims},
 )
 """What `sim/population` answers testimony's votes, statements and claims extractions with."""
