@@ -83,6 +83,10 @@ def test_section_in_the_page(tmp_path: Path):
     text = re.sub(r"<[^>]+>", " ", page)
     assert "100.0%" in text  # shares shown as percentages
     assert "Wilcoxon signed-rank" in text
+    assert (tmp_path / "figure-1.svg").exists() and (tmp_path / "figure-1.csv").exists()
+    drawn = pd.read_csv(tmp_path / "figure-1.csv")
+    assert set(drawn["measure"]) == {"hidden change", "public accommodation"}
+    assert len(drawn) == 8  # two cells x two rounds x two measures
 
 
 def test_empty_section_says_so(tmp_path: Path):

@@ -28,26 +28,8 @@ def compute_metrics(
                 f"--{option.replace('_', '-')} {name}: no labels of that judge in the run; "
                 f"judges in the run: {listed}"
             )
+    from backchannel.paradigms import with_kit_sections
+
     with tables.reuse():  # the metrics share one decoding of the run's events
         metrics = paradigm.metrics(tables, options)
         return with_kit_sections(paradigm, tables, options, metrics)
-
-
-def with_kit_sections(
-    paradigm: Paradigm[Any],
-    tables: RunTables,
-    options: AnalysisOptions,
-    metrics: Metrics | dict[str, Any],
-) -> Metrics | dict[str, Any]:
-    """`metrics` with the kit's sections filled from the paradigm's hooks (typed results only:
-    a paradigm that returns a plain dict gets none)."""
-    from backchannel.analysis import Design, Metrics, divergence
-
-    if not isinstance(metrics, Metrics):
-        return metrics
-    pairs = paradigm.stance_pairs(tables, options)
-    if pairs is None:
-        return metrics
-    design = Design.of(tables)
-    section = divergence(pairs, design, tables.conversations)
-    return metrics.model_copy(update={"divergence": section})

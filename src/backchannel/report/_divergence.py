@@ -37,6 +37,28 @@ def divergence_section(report: Report, section: Divergence) -> None:
         shares_frame(section.by_cell),
         f"Shares of the classified pairs, 95 % intervals ({section.interval})",
     )
+    figure = course_frame(section.by_cell)
+    if not figure.empty:
+        from backchannel.report._figures import line_over_rounds
+
+        fig = line_over_rounds(
+            figure,
+            "round",
+            "share",
+            "cell",
+            title="Hidden change and public accommodation by round",
+            ylabel="share of classified pairs",
+            band_low="low",
+            band_high="high",
+            facet="measure",
+            ylim=(0.0, 1.0),
+        )
+        report.figure(
+            fig,
+            "Hidden change and public accommodation per round, one line per cell and role, "
+            "with 95 % intervals (shaded)",
+            data=figure,
+        )
     skipped = skipped_frame(section.by_cell)
     if not skipped.empty:
         report.table("divergence_skipped", skipped, "Pairs that could not be classified, by reason")
@@ -69,6 +91,35 @@ def shares_frame(rows: list[DivergenceRow]) -> pd.DataFrame:
             record[f"{name}_share_low"] = interval.low
             record[f"{name}_share_high"] = interval.high
         records.append(record)
+    return pd.DataFrame(records)
+
+
+def course_frame(rows: list[DivergenceRow]) -> pd.DataFrame:
+    """The two directions of divergence per cell, role and round, for the figure: one line per
+    cell and role (`cell`), one panel per measure."""
+    records = []
+    roles = {row.role for row in rows}
+    for row in rows:
+        label = _levels(row.cell) or "run"
+        if len(roles) > 1:
+            label = f"{label} · {row.role}"
+        for name in ("hidden_change", "public_accommodation"):
+            interval = getattr(row, name)
+            if interval.estimate is None:
+                continue
+            records.append(
+                {
+                    **row.cell,
+                    "role": row.role,
+                    "cell": label,
+                    "measure": name.replace("_", " "),
+                    "round": row.round,
+                    "share": interval.estimate,
+                    # no interval (fewer than two conversations): no band, never a zero-width one
+                    "low": interval.low if interval.low is not None else float("nan"),
+                    "high": interval.high if interval.high is not None else float("nan"),
+                }
+            )
     return pd.DataFrame(records)
 
 

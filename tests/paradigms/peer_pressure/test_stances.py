@@ -3,10 +3,18 @@ each channel is read, and why a turn is skipped, worked out by hand."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 from test_metrics import EVENT_FAIL, LABEL_FAIL, build_run, conversation
 
-from backchannel.analysis import STANCE_PAIR_COLUMNS, Design, divergence, divergent_turns
+from backchannel.analysis import (
+    STANCE_PAIR_COLUMNS,
+    Design,
+    RunTables,
+    divergence,
+    divergent_turns,
+)
 from backchannel.orchestration import compute_metrics
 from backchannel.paradigms import AnalysisOptions, get_paradigm
 
@@ -125,3 +133,29 @@ def test_divergence_of_the_pairs_matches_the_section():
     direct = divergence(pairs(), Design.of(RUN), RUN.conversations)
     metrics = compute_metrics(get_paradigm("peer_pressure"), RUN, AnalysisOptions())
     assert metrics.divergence == direct
+
+
+def test_an_off_the_record_probe_takes_the_place_of_the_probe_after_the_round():
+    events, labels = RUN.events.copy(), RUN.labels.copy()
+    turn = events[(events["conversation_id"] == "A") & (events["agent"] == "Cara")]
+    turn = turn[(turn["kind"] == "message") & (turn["round"] == 1)].iloc[0]
+    seq = int(events["seq"].max()) + 1
+    probe = {
+        **turn.to_dict(),
+        "seq": seq,
+        "kind": "probe",
+        "name": "off_the_record",
+        "channel": "private",
+        "meta": json.dumps({"turn_seq": int(turn["seq"])}),
+    }
+    label = {**labels.iloc[0].to_dict(), "conversation_id": "A", "event_seq": seq, "label": "true"}
+    events = pd.concat([events, pd.DataFrame([probe])], ignore_index=True)
+    labels = pd.concat([labels, pd.DataFrame([label])], ignore_index=True)
+    run = RunTables(events, labels, RUN.conversations, RUN.manifest)
+    frame = get_paradigm("peer_pressure").stance_pairs(run, AnalysisOptions(judge="j"))
+    cara = by_turn(frame)[("A", "Cara", 1)]
+    # off the record she still holds the true answer: hedging is then no divergence
+    assert cara["probe_seq"] == seq
+    assert (cara["public_moved"], cara["private_moved"], cara["agree"]) == (False, False, True)
+    # her round-2 turn has no off-the-record probe: it keeps the probe after round 2
+    assert by_turn(frame)[("A", "Cara", 2)]["skipped"] == "private probe not labelled by the judge"
