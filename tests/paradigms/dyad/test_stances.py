@@ -17,7 +17,8 @@ from backchannel.paradigms.dyad._stances import (
     NO_STATE,
     UNREADABLE,
 )
-from tests.paradigms.dyad._build import FAIL, Conv, tables
+
+from ._build import FAIL, Conv, tables
 
 NA = pd.NA
 

@@ -19,7 +19,8 @@ from backchannel.paradigms.testimony._stances import (
     UNREADABLE,
     UNREADABLE_START,
 )
-from tests.paradigms.testimony._lineage_run import conversation, tables
+
+from ._lineage_run import conversation, tables
 
 STATEMENTS = {
     ("A", "R1"): "The marble is in the blue_box. [T:K]",  # backs the decoy
