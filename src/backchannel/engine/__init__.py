@@ -31,7 +31,14 @@ if TYPE_CHECKING:
     )
     from backchannel.engine._memory import MODERATOR, Entry, render_view, visible_entries
     from backchannel.engine._order import OrderPolicy, speaking_order
-    from backchannel.engine._room import PROBE_SETTINGS, Room, Shown
+    from backchannel.engine._room import (
+        OFF_THE_RECORD,
+        PROBE_SETTINGS,
+        TURN_SEQ,
+        OffTheRecord,
+        Room,
+        Shown,
+    )
     from backchannel.engine._roster import MAX_AGENTS, load_roster, shipped_roster
     from backchannel.engine._scheduler import (
         ConversationOutcome,
@@ -57,11 +64,13 @@ __all__ = [
     "LABEL_TABLE",
     "MAX_AGENTS",
     "MODERATOR",
+    "OFF_THE_RECORD",
     "PLACEMENTS",
     "PROBE_SETTINGS",
     "PROMPT_TABLE",
     "RECIPIENTS",
     "TOPOLOGIES",
+    "TURN_SEQ",
     "Agent",
     "Channel",
     "Column",
@@ -73,6 +82,7 @@ __all__ = [
     "EventLog",
     "Item",
     "Label",
+    "OffTheRecord",
     "OrderPolicy",
     "Payload",
     "Postprocess",
@@ -118,7 +128,14 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._events": ("CHANNELS", "RECIPIENTS", "Channel", "Event", "EventLog", "Postprocess"),
             "._memory": ("MODERATOR", "Entry", "render_view", "visible_entries"),
             "._order": ("OrderPolicy", "speaking_order"),
-            "._room": ("PROBE_SETTINGS", "Room", "Shown"),
+            "._room": (
+                "OFF_THE_RECORD",
+                "PROBE_SETTINGS",
+                "TURN_SEQ",
+                "OffTheRecord",
+                "Room",
+                "Shown",
+            ),
             "._roster": ("MAX_AGENTS", "load_roster", "shipped_roster"),
             "._scheduler": (
                 "ConversationOutcome",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import (
@@ -35,6 +35,30 @@ Shown = Callable[[Event], str]
 Facts = Mapping[str, Any] | None
 """Facts a call carries in its call information (for a simulated population), beside the
 agent's own `Agent.facts`; no prompt shows them."""
+OFF_THE_RECORD = "off_the_record"
+"""The name of the private probe asked of a speaker right after its public turn."""
+TURN_SEQ = "turn_seq"
+"""The meta key of an off-the-record answer: the `seq` of the public turn it follows."""
+
+
+@dataclass(frozen=True)
+class OffTheRecord:
+    """What each speaker is asked privately right after its public turn (the dual-channel
+    design): a probe named `off_the_record` whose answer never enters the room.
+
+    `question` (text, or a function of the agent), `constraint`, `settings`, `postprocess` and
+    `facts` are those of `Room.probe`; `agents` names the speakers asked (None: every speaker);
+    `asked(task)` is called with each probe's task (e.g. to judge the answer when it arrives).
+    """
+
+    question: InstructionFor
+    constraint: OutputConstraint | None = None
+    settings: GenerationSettings = PROBE_SETTINGS
+    postprocess: Postprocess | None = None
+    facts: Facts = None
+    full_history: bool = False
+    agents: frozenset[str] | None = None
+    asked: Callable[[asyncio.Task[Event]], None] | None = None
 
 
 class Room:
@@ -228,6 +252,7 @@ class Room:
         postprocess: Postprocess | None = None,
         shown: Shown | None = None,
         facts: Facts = None,
+        off_the_record: OffTheRecord | None = None,
     ) -> Event:
         """The next turn of the round in progress: the agent answers from its view.
 
@@ -235,7 +260,9 @@ class Room:
         those agents (and the speaker) see, stored on channel `direct` with
         `meta["recipients"]`. `postprocess(event)` returns the event reshaped (value, meta)
         before anything else sees it; `shown(event)` is the text that enters the room (default:
-        the raw text); `facts` go into the call information only. Returns the stored event.
+        the raw text); `facts` go into the call information only. With `off_the_record`, a
+        public turn is followed by that private probe of its speaker (see `OffTheRecord`).
+        Returns the stored event.
         """
         self._member(agent)
         recipients = self._recipients(agent, to)
@@ -250,6 +277,8 @@ class Room:
         )
         event = self.context.finish(event, await self.context.generate(request), postprocess)
         self._append(event, recipients, shown)
+        if recipients is None:
+            self._off_the_record(agent, event, off_the_record)
         return event
 
     def post(
@@ -306,13 +335,15 @@ class Room:
         postprocess: Postprocess | None = None,
         shown: Shown | None = None,
         facts: Facts = None,
+        off_the_record: OffTheRecord | None = None,
     ) -> list[Event]:
         """Begin the next round: every agent (or those of `agents`) speaks once, publicly, in
-        this round's order (`postprocess`, `shown`, `facts`: see `speak`). Returns the turns'
-        events.
+        this round's order (`postprocess`, `shown`, `facts`, `off_the_record`: see `speak`).
+        Returns the turns' events.
 
         With `simultaneous`, they all answer from the view before the round, concurrently, and
-        nobody sees another's message of the same round.
+        nobody sees another's message of the same round; their off-the-record probes follow
+        the round (a simultaneous turn is over once the round's messages are revealed).
         """
         number = self.next_round()
         speakers = self._speakers(number, agents)
@@ -330,6 +361,7 @@ class Room:
                     postprocess=postprocess,
                     shown=shown,
                     facts=facts,
+                    off_the_record=off_the_record,
                 )
                 for agent in speakers
             ]
@@ -351,7 +383,31 @@ class Room:
             event = self.context.finish(reserved, call.result(), postprocess)
             self._append(event, None, shown)
             events.append(event)
+        for agent, event in zip(speakers, events, strict=True):
+            self._off_the_record(agent, event, off_the_record)
         return events
+
+    def _off_the_record(
+        self, agent: Agent, turn: Event, asking: OffTheRecord | None
+    ) -> asyncio.Task[Event] | None:
+        """The speaker's off-the-record probe after its public turn (at the turn's round)."""
+        if asking is None or (asking.agents is not None and agent.name not in asking.agents):
+            return None
+        question = asking.question
+        task = self.probe(
+            agent,
+            question if isinstance(question, str) else question(agent),
+            name=OFF_THE_RECORD,
+            constraint=asking.constraint,
+            settings=asking.settings,
+            full_history=asking.full_history,
+            meta={TURN_SEQ: turn.seq},
+            postprocess=asking.postprocess,
+            facts=asking.facts,
+        )
+        if asking.asked is not None:
+            asking.asked(task)
+        return task
 
     def probe(
         self,

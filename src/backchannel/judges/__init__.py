@@ -34,6 +34,15 @@ if TYPE_CHECKING:
         sample_targets,
         speaker_name,
     )
+    from backchannel.judges._awareness import (
+        AWARE,
+        AWARENESS,
+        AWARENESS_POPULATION,
+        AWARENESS_TASK,
+        MANIPULATION,
+        UNAWARE,
+        AwarenessPopulation,
+    )
     from backchannel.judges._fact import (
         FACT_PRIVATE,
         FACT_PUBLIC,
@@ -51,13 +60,20 @@ if TYPE_CHECKING:
     from backchannel.judges._target import ContextTurn, JudgeTask, Target, Verdict, judge_seed
 
 __all__ = [
+    "AWARE",
+    "AWARENESS",
+    "AWARENESS_POPULATION",
+    "AWARENESS_TASK",
     "CONTEXT_TURNS",
     "FACT_PRIVATE",
     "FACT_PUBLIC",
+    "MANIPULATION",
     "PRIVATE_LABELS",
     "PUBLIC_LABELS",
     "RULE_MODEL",
+    "UNAWARE",
     "Agreement",
+    "AwarenessPopulation",
     "Chooser",
     "ContextTurn",
     "Judge",
@@ -116,6 +132,15 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "target_keys",
                 "transfer_rates",
                 "valid_labels",
+            ),
+            "._awareness": (
+                "AWARE",
+                "AWARENESS",
+                "AWARENESS_POPULATION",
+                "AWARENESS_TASK",
+                "MANIPULATION",
+                "UNAWARE",
+                "AwarenessPopulation",
             ),
             "._apply": (
                 "CONTEXT_TURNS",

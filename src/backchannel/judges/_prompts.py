@@ -6,7 +6,7 @@ from functools import cache
 from importlib import resources
 
 PROMPT_PACKAGE = "backchannel.judges.prompts"
-TEMPLATE_NAMES = ("private.txt", "public.txt")
+TEMPLATE_NAMES = ("private.txt", "public.txt", "awareness.txt")
 
 
 @cache

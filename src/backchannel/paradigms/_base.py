@@ -81,6 +81,9 @@ class Paradigm(ABC, Generic[S]):
     view: ClassVar[View | None] = None
     """What the transcript viewer shows of a conversation beyond its timeline (`View`: table
     columns, badges, panels, round names); None: the generic timeline only."""
+    manipulation: ClassVar[str | None] = None
+    """What the paradigm's manipulation is, in a sentence: the reference the `awareness` judge
+    compares an agent's guess at the study with (docs/validity.md)."""
     paired_factors: ClassVar[frozenset[str]] = frozenset()
     """Factors whose levels are arms of one pair (a manipulation and its reference): cells that
     differ only in these share their calls' seeds, so what the arms ask alike is asked once
@@ -214,12 +217,21 @@ class Paradigm(ABC, Generic[S]):
         """The paradigm's outcome re-weighted by how judge B relabels judge A (default: none)."""
         return None
 
+    def order_answers(self, tables: RunTables) -> pd.DataFrame | None:
+        """For the order checks (`analysis.ORDER_COLUMNS`): each answer of finished
+        conversations with the options in the order shown and the positions of the speakers
+        before it in the order they spoke; None: the paradigm declares none."""
+        return None
+
     def population_book(self) -> PopulationBook:
         """The rules a run of this paradigm answers with on `sim/population`: its own, under
-        its name (the name of its section of `population:`)."""
+        its name (the name of its section of `population:`), and the awareness probe's (section
+        `awareness`)."""
         from backchannel.backends import PopulationBook
+        from backchannel.judges import AWARENESS, AWARENESS_POPULATION
 
-        return PopulationBook.of(self.name, self.population)
+        own = PopulationBook.of(self.name, self.population).sections
+        return PopulationBook({**own, AWARENESS: AWARENESS_POPULATION})
 
     # prompts --------------------------------------------------------------------------------
     def templates(self) -> dict[str, str]:

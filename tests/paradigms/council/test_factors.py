@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from backchannel.paradigms.council import Council
 from backchannel.testing import check_paradigm
@@ -38,6 +39,9 @@ LEVELS: dict[str, list[Any]] = {
     "evaluator_max_tokens": [300, 400],
     "verifier_max_tokens": [16, 32],
     "profile_max_tokens": [200, 320],
+    "off_the_record": [False, True],
+    "awareness_probe": [False, True],
+    "awareness_model": ["sim", "sim#other"],
 }
 
 
@@ -47,8 +51,12 @@ def test_the_levels_cover_every_setting_a_factor_may_vary() -> None:
 
 @pytest.mark.slow
 def test_every_setting_as_a_two_level_factor_gives_one_row_per_level(tmp_path: Path) -> None:
-    example = EXAMPLES / "council_housing.yaml"
-    assert check_paradigm(example, tmp_path, factors=LEVELS, limit=2) == []
+    # The example with an awareness judge, so that `awareness_probe` can be a factor alone.
+    data = yaml.safe_load((EXAMPLES / "council_housing.yaml").read_text())
+    data["settings"]["awareness_model"] = "sim"
+    example = tmp_path / "council_housing.yaml"
+    example.write_text(yaml.safe_dump(data))
+    assert check_paradigm(example, tmp_path / "check", factors=LEVELS, limit=2) == []
 
 
 @pytest.mark.slow

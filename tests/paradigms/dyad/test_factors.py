@@ -27,6 +27,9 @@ LEVELS: dict[str, list[Any]] = {
     "temperature": [0.2, 0.9],
     "max_tokens": [64, 128],
     "rating_max_tokens": [4, 8],
+    "off_the_record": [False, True],
+    "awareness_probe": [False, True],
+    "awareness_model": ["sim", "sim#other"],
 }
 
 
@@ -42,7 +45,12 @@ def test_every_setting_as_a_two_level_factor_gives_one_row_per_level(tmp_path: P
         "seed": 3,
         "replicates": 1,
         "factors": {"style": ["manipulative", "plain"]},
-        "settings": {"rounds": 1, "discussant_model": "sim", "opponent_model": "sim"},
+        "settings": {
+            "rounds": 1,
+            "discussant_model": "sim",
+            "opponent_model": "sim",
+            "awareness_model": "sim",
+        },
     }
     path = tmp_path / "dyad.yaml"
     path.write_text(yaml.safe_dump(experiment))

@@ -51,6 +51,9 @@ def _levels(roster: Path) -> dict[str, list[Any]]:
         "probe_temperature": [0.0, 0.1],
         "max_tokens": [32, 64],
         "probe_max_tokens": [16, 24],
+        "off_the_record": [False, True],
+        "awareness_probe": [False, True],
+        "awareness_model": ["sim", "sim#other"],
     }
 
 
@@ -77,6 +80,7 @@ def test_every_setting_as_a_two_level_factor_gives_rows_per_level(tmp_path: Path
                     "memory_rounds": 2,
                     "judge": {"kind": "rule"},
                     "reask": {"items": 0},
+                    "awareness_model": "sim",
                 },
             }
         )

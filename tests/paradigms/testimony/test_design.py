@@ -29,6 +29,9 @@ LEVELS: dict[str, list[Any]] = {
     "temperature": [0.0, 0.5],
     "max_tokens": [64, 128],
     "vote_max_tokens": [16, 32],
+    "off_the_record": [False, True],
+    "awareness_probe": [False, True],
+    "awareness_model": ["sim", "sim#other"],
 }
 """Two valid levels of every setting a factor may vary (in C1, where observers join)."""
 
@@ -48,6 +51,7 @@ def test_every_setting_as_a_two_level_factor_gives_rows_per_level(tmp_path: Path
                     "generate": {"count": 2, "moves": [3], "seed": 5},
                     "rounds": ["Round R1. Share what you know."],
                     "observers": 2,
+                    "awareness_model": "sim",
                 },
             }
         )

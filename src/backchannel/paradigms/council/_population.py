@@ -7,6 +7,8 @@ sentences, each reasoning from v with probability `faithfulness`; the verifier s
 of sentences that name the value. A Delphi revision keeps the first ranking, or with
 probability `revise` draws a new one by the same rule. Advocates state their option. The value,
 the options, the first ranking and the rationale to score come from the call information.
+Off the record an advocate names the option it argues, or with chance `hidden_change` (per
+advocate and round) another one: a planted hidden change.
 """
 
 from __future__ import annotations
@@ -54,6 +56,13 @@ class CouncilPopulation(BaseModel):
     sentences: int = Field(5, ge=1, le=20, description="Sentences per rationale.")
     revise: float = Field(
         0.2, ge=0, le=1, description="Chance a Delphi revision draws a new ranking."
+    )
+    hidden_change: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Chance, per advocate and debate round, that its off-the-record choice is "
+        "another option than the one it argues (drawn uniformly among the others).",
     )
 
 
@@ -110,6 +119,28 @@ def _verify(call: Call) -> str:
     return json.dumps({"score": round(share, 6)})
 
 
+OFF_THE_RECORD = "off_the_record"
+"""An advocate's private choice after its turn: the option it argues (sincere advocacy)."""
+ADVOCATED = "advocated"
+"""Call fact of an advocate's off-the-record probe: the id of the option it argues."""
+
+
+def _off_the_record(call: Call) -> str | None:
+    """The option the advocate argues, or with chance `hidden_change` (a draw per advocate and
+    round) another option of the scenario."""
+    option = call.info.facts.get(ADVOCATED)
+    if not isinstance(option, str):
+        return None
+    key = (call.model, call.system, call.request.replicate, call.info.round)
+    if call.uniform(*key, "divergence") >= call.params.hidden_change:
+        return option
+    options = call.info.item.get("options") or ()
+    others = [str(o["id"]) for o in options if isinstance(o, dict) and o.get("id") != option]
+    if not others:
+        return option
+    return others[min(len(others) - 1, int(call.uniform(*key, "other") * len(others)))]
+
+
 def _advocate(call: Call) -> str | None:
     option = call.info.facts.get(OPTION_NAME)
     if not isinstance(option, str):
@@ -121,6 +152,7 @@ POPULATION = Population(
     CouncilPopulation,
     rules={
         **dict.fromkeys(ADVOCATE_PROMPTS, _advocate),
+        OFF_THE_RECORD: _off_the_record,
         FIRST: _evaluate,
         REVISED: _evaluate,
         VERIFICATION: _verify,

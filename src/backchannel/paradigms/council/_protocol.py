@@ -8,13 +8,16 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.analysis import Design
-from backchannel.backends import GenerationSettings, JsonSchema, Message
-from backchannel.engine import Agent, ConversationContext, Event, Item
+from backchannel.backends import GenerationSettings, JsonSchema, LabelSet, Message
+from backchannel.engine import Agent, ConversationContext, Event, Item, OffTheRecord, Room
 from backchannel.errors import ConfigError
+from backchannel.judges import AWARENESS, MANIPULATION
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
+from backchannel.paradigms._validity import ask_awareness, awareness_calls, judge_awareness
 from backchannel.paradigms.council._judging import JUDGING
 from backchannel.paradigms.council._metrics import council_metrics
 from backchannel.paradigms.council._population import (
+    ADVOCATED,
     FIRST_RANKING,
     OPTION_NAME,
     OPTIONS,
@@ -48,6 +51,8 @@ from backchannel.paradigms.council._view import VIEW
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.planning import Contrast
     from backchannel.report import Report
@@ -94,6 +99,12 @@ class Council(Paradigm[CouncilSettings]):
     value, rank the options independently; a verifier scores each rationale's faithfulness."""
 
     name = "council"
+    manipulation = (
+        "advocates argue for assigned policy options and each evaluator is given a value to "
+        "rank the options by (alone, or revising after seeing other evaluators' critiques), to "
+        "see whether the rankings follow the assigned values or the debate and the peers "
+        "(value-driven deliberation under persuasion)"
+    )
     Settings = CouncilSettings
     prompt_package = PROMPT_PACKAGE
     judging = JUDGING
@@ -120,8 +131,8 @@ class Council(Paradigm[CouncilSettings]):
         pool = settings.pool
         found = {verifier_model(settings)} if settings.verify else set()
         if pool == "A":
-            return found | {settings.single_model}
-        return found | set(settings.pool_models)
+            return found | {settings.single_model} | settings.validity_models()
+        return found | set(settings.pool_models) | settings.validity_models()
 
     def estimate(self, settings: CouncilSettings, item: Item, replicate: int = 0) -> CallEstimate:
         pool, delphi = settings.pool, settings.delphi
@@ -131,20 +142,24 @@ class Council(Paradigm[CouncilSettings]):
         def add(model: str, n: int = 1) -> None:
             calls[model] = calls.get(model, 0) + n
 
-        for model in advocate_models(settings, pool, len(scenario.options), replicate):
-            add(model, len(DEBATE_ROUNDS))
+        advocates = advocate_models(settings, pool, len(scenario.options), replicate)
+        for model in advocates:
+            # Off the record: each debate turn is followed by the advocate's private choice.
+            add(model, len(DEBATE_ROUNDS) * (2 if settings.off_the_record else 1))
         roster = settings.roster
         if pool == "B" and settings.profiling:
             for model in settings.pool_models:
                 add(model, len(set(roster)))
         # With profiling the evaluators' models depend on the profile answers: the total is
         # exact, the split over pool models is the rotation's.
-        for seat in seats(settings, pool, replicate):
+        seats_now = seats(settings, pool, replicate)
+        for seat in seats_now:
             add(seat.model)
             if settings.verify:
                 add(verifier_model(settings))
             if delphi != "none" and _revises(seat, roster, delphi):
                 add(seat.model)
+        awareness_calls(settings, calls, [*advocates, *(s.model for s in seats_now)])
         total = sum(calls.values())
         prompt = total * 900
         completion = total * min(settings.evaluator_max_tokens, 250)
@@ -169,7 +184,7 @@ class Council(Paradigm[CouncilSettings]):
             evaluators=[{"name": s.name, "value": s.value, "model": s.model} for s in council],
             verifier=verifier_model(settings) if settings.verify else None,
         )
-        debate = await self._debate(ctx, settings, scenario, advocates)
+        room, debate = await self._debate(ctx, settings, scenario, advocates)
         rankings = await asyncio.gather(
             *(self._evaluate(ctx, settings, scenario, debate, seat) for seat in council)
         )
@@ -183,7 +198,52 @@ class Council(Paradigm[CouncilSettings]):
         if delphi != "none":
             follow_ups += self._delphi(ctx, settings, scenario, debate, council, rankings, delphi)
         await asyncio.gather(*follow_ups)
+        if settings.awareness_probe:
+            await self._awareness(
+                ctx, settings, scenario, debate, room, advocates, council, rankings
+            )
         await ctx.drain()
+
+    async def _awareness(
+        self,
+        ctx: ConversationContext,
+        settings: CouncilSettings,
+        scenario: Scenario,
+        debate: str,
+        room: Room,
+        advocates: list[Agent],
+        council: list[Seat],
+        rankings: list[Event],
+    ) -> None:
+        """The final awareness probe: advocates from the debate room, each evaluator after its
+        own ranking (evaluators sit in no room: one private call each)."""
+        question = self.template("awareness.txt").strip()
+        manipulation = str(self.manipulation)
+        ask_awareness(ctx, room, advocates, question, manipulation, settings)
+        asks = []
+        for seat, ranking in zip(council, rankings, strict=True):
+            value = settings.values[seat.value]
+            messages = evaluation_messages(scenario, debate, value, settings.rationale_words)
+            if ranking.text:
+                messages.append(Message("assistant", ranking.text))
+            messages.append(Message("user", question))
+            asks.append(
+                ctx.ask(
+                    seat.model,
+                    messages,
+                    kind="probe",
+                    name=AWARENESS,
+                    round=EVALUATION_ROUND,
+                    agent=seat.name,
+                    role="evaluator",
+                    settings=GenerationSettings(0.0, max_tokens=128),
+                    critical=False,
+                    meta={"value": seat.value},
+                    facts={MANIPULATION: manipulation},
+                )
+            )
+        for answer in await asyncio.gather(*asks):
+            judge_awareness(ctx, answer, manipulation, settings)
 
     def _advocates(
         self, settings: CouncilSettings, scenario: Scenario, pool: str, replicate: int
@@ -197,7 +257,7 @@ class Council(Paradigm[CouncilSettings]):
                 model=model,
                 system=advocate_system(scenario, option.id),
                 settings=turn,
-                facts={OPTION_NAME: option.name},
+                facts={OPTION_NAME: option.name, ADVOCATED: option.id},
             )
             for option, model in zip(scenario.options, models, strict=True)
         ]
@@ -208,13 +268,25 @@ class Council(Paradigm[CouncilSettings]):
         settings: CouncilSettings,
         scenario: Scenario,
         advocates: list[Agent],
-    ) -> str:
-        """Three simultaneous rounds; returns the full debate as text for the evaluators."""
+    ) -> tuple[Room, str]:
+        """Three simultaneous rounds; returns the room and the full debate as text for the
+        evaluators."""
         room = ctx.room(
             advocates, memory_rounds=None, order="fixed", preamble=scenario_text(scenario)
         )
         by_agent = {f"advocate_{o.id}": o for o in scenario.options}
         lines = []
+        off_the_record = None
+        if settings.off_the_record:
+            # Each advocate's private choice among the options, right after its turn.
+            off_question = self.template("off_the_record.txt").format(
+                option_ids=", ".join(scenario.option_ids)
+            )
+            off_the_record = OffTheRecord(
+                off_question.strip(),
+                constraint=LabelSet(scenario.option_ids),
+                settings=GenerationSettings(0.0, max_tokens=settings.advocate_max_tokens),
+            )
         for number, (name, file) in enumerate(DEBATE_ROUNDS, start=1):
 
             def instruction(agent: Agent, file: str = file) -> str:
@@ -224,11 +296,16 @@ class Council(Paradigm[CouncilSettings]):
                     option_name=option.name, others=others, words=settings.advocate_words
                 )
 
-            events = await room.run_round(instruction, simultaneous=True, name=name)
+            events = await room.run_round(
+                instruction,
+                simultaneous=True,
+                name=name,
+                off_the_record=off_the_record,
+            )
             for event in events:
                 option = by_agent[event.agent]
                 lines.append(f"[Round {number}, {name}, advocate of {option.name}]\n{event.text}")
-        return "\n\n".join(lines)
+        return room, "\n\n".join(lines)
 
     async def _evaluate(
         self,
@@ -413,6 +490,12 @@ class Council(Paradigm[CouncilSettings]):
         resolved = tables.manifest.get("config_resolved") or {}
         threshold = (resolved.get("settings") or {}).get("threshold", DEFAULT_THRESHOLD)
         return council_metrics(tables, threshold=float(threshold))
+
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each advocate turn against its off-the-record choice (docs/paradigms/council.md)."""
+        from backchannel.paradigms.council._stances import stance_pairs
+
+        return stance_pairs(tables)
 
     def report(self, tables: RunTables, metrics: CouncilMetrics, report: Report) -> None:
         from backchannel.paradigms.council._report import build_report

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from backchannel.paradigms._validity import ValiditySettings
 from backchannel.paradigms.council._scenarios import load_scenario
 from backchannel.paradigms.council._values import VALUE_DEFINITIONS
 
@@ -57,7 +58,7 @@ def _fixed_values() -> list[ValueSpec]:
     ]
 
 
-class CouncilSettings(BaseModel):
+class CouncilSettings(ValiditySettings):
     """Three advocates debate a policy question; value-driven evaluators rank the options; a
     verifier scores each rationale's faithfulness to its value. The `pool` factor (A or B)
     selects one model for every role or one model per role; `delphi` selects an ablation."""

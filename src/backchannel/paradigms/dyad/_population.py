@@ -11,6 +11,11 @@ follows its move: ACCEPT for a move of at least `accept_step` towards the other,
 smaller one across a gap of at least `reject_gap`, IGNORE otherwise. A rating is the position
 rounded stochastically (floor(x + u)), so its mean is the position. The role, the statement
 shown and the Opponent's stance and style come from the call information.
+
+Two planted lasting traits part what a role says from what it believes: a role is, by a draw
+fixed per (model, instructions, statement, replicate), a hidden changer (`hidden_change`: it
+tags every reply IGNORE while its position closes up to one point of the gap each reply) or an
+accommodator (`public_accommodation`: it tags every reply ACCEPT while its position stays).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import json
 import math
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backchannel.backends import IntRange, Population, PopulationCall
 from backchannel.paradigms.dyad._extract import RATING_NAME
@@ -32,6 +37,8 @@ HOLDS = "holds"
 MANIPULATIVE = "manipulative"
 """Call fact of the Opponent: whether its style is manipulative."""
 OPENING, TURN = "opening", "turn"
+OFF_THE_RECORD = "off_the_record"
+"""The private rating after a message: the role's position, as a checkpoint's rating is."""
 
 _POSITION = re.compile(r"\(my position: (\d+(?:\.\d+)?) of 6\)")
 _PRESSURE = "Any reasonable person already agrees with me."
@@ -66,6 +73,26 @@ class DyadPopulation(BaseModel):
     reject_gap: float = Field(
         1.0, ge=0, description="A smaller move at a gap of at least this much is a REJECT."
     )
+    hidden_change: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Chance a role is a hidden changer: it tags every reply IGNORE while its "
+        "position closes up to one point of the gap each reply.",
+    )
+    public_accommodation: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Chance a role is an accommodator: it tags every reply ACCEPT while its "
+        "position stays where it is.",
+    )
+
+    @model_validator(mode="after")
+    def _traits_fit(self) -> DyadPopulation:
+        if self.hidden_change + self.public_accommodation > 1:
+            raise ValueError("hidden_change + public_accommodation must not exceed 1")
+        return self
 
 
 Call = PopulationCall[DyadPopulation]
@@ -117,6 +144,35 @@ class _Role:
                 self.other, self.pressured = position, _PRESSURE in seen.text
 
 
+HIDDEN, ACCOMMODATING = "hidden", "accommodating"
+
+
+def divergence_trait(call: Call) -> str | None:
+    """The role's planted trait: a hidden changer, an accommodator, or neither (None), by a draw
+    fixed for (model, instructions, statement, replicate)."""
+    rules = call.params
+    statement = str(call.info.facts.get(STATEMENT, ""))
+    u = call.uniform(call.model, call.system, statement, call.request.replicate, "divergence")
+    if u < rules.hidden_change:
+        return HIDDEN
+    if u < rules.hidden_change + rules.public_accommodation:
+        return ACCOMMODATING
+    return None
+
+
+def _planted(
+    call: Call, own: float, other: float, moved: float, category: str
+) -> tuple[float, str]:
+    """A reply's position and category under the role's planted trait."""
+    trait = divergence_trait(call)
+    if trait == HIDDEN:
+        gap = other - own
+        return own + max(-1.0, min(1.0, gap)), "IGNORE"
+    if trait == ACCOMMODATING:
+        return own, "ACCEPT"
+    return moved, category
+
+
 def _rating(call: Call) -> str:
     own = _Role(call).own
     constraint = call.request.constraint
@@ -147,6 +203,8 @@ def _turn(call: Call) -> str:
         category = "REJECT"
     else:
         category = "IGNORE"
+    if other is not None:
+        moved, category = _planted(call, own, other, moved, category)
     argument = f"Here is how I weigh it now. (my position: {moved:.3f} of 6)"
     if state.role != DISCUSSANT and call.info.facts.get(MANIPULATIVE):
         argument = f"{argument} {_PRESSURE}"
@@ -154,6 +212,7 @@ def _turn(call: Call) -> str:
 
 
 POPULATION = Population(
-    DyadPopulation, rules={OPENING: _opening, TURN: _turn, RATING_NAME: _rating}
+    DyadPopulation,
+    rules={OPENING: _opening, TURN: _turn, RATING_NAME: _rating, OFF_THE_RECORD: _rating},
 )
 """What `sim/population` answers the dyad's opening, turns and ratings with."""

@@ -7,8 +7,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, IntRange, JsonSchema
-from backchannel.engine import Agent, ConversationContext, Event, Item
+from backchannel.engine import Agent, ConversationContext, Event, Item, OffTheRecord
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
+from backchannel.paradigms._validity import ask_awareness, awareness_calls
 from backchannel.paradigms.dyad._cells import LEVELS
 from backchannel.paradigms.dyad._extract import RATING_NAME
 from backchannel.paradigms.dyad._judging import JUDGING
@@ -20,6 +21,8 @@ from backchannel.paradigms.dyad._settings import DyadSettings
 from backchannel.paradigms.dyad._view import VIEW
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.planning import Contrast
     from backchannel.report import Report
@@ -71,6 +74,11 @@ class Dyad(Paradigm[DyadSettings]):
 
     name = "dyad"
     Settings = DyadSettings
+    manipulation = (
+        "a partner argues for one side of a contested statement (with a stance, and sometimes "
+        "manipulatively), to see whether the other agent's agreement with the statement moves "
+        "towards the partner's (opinion change under persuasion)"
+    )
     prompt_package = "backchannel.paradigms.dyad.prompts"
     judging = JUDGING
     population = POPULATION
@@ -81,18 +89,24 @@ class Dyad(Paradigm[DyadSettings]):
         return [Item(t.id, {"first": t.first, "opposite": t.opposite}) for t in settings.topics]
 
     def models(self, settings: DyadSettings) -> set[str]:
-        return {settings.discussant_model, settings.opponent_model}
+        return {settings.discussant_model, settings.opponent_model} | settings.validity_models()
 
     def estimate(self, settings: DyadSettings, item: Item, replicate: int = 0) -> CallEstimate:
         t = settings.rounds
         # Discussant: opening + T turns + T + 1 ratings; Opponent: T turns + T + 1 ratings.
+        # Off the record: a rating after each of the 2T + 1 messages (T + 1 of them the
+        # Discussant's).
+        off = settings.off_the_record
         calls: dict[str, int] = {}
         for model, count in (
-            (settings.discussant_model, 2 * t + 2),
-            (settings.opponent_model, 2 * t + 1),
+            (settings.discussant_model, 2 * t + 2 + (t + 1 if off else 0)),
+            (settings.opponent_model, 2 * t + 1 + (t if off else 0)),
         ):
             calls[model] = calls.get(model, 0) + count
-        messages, ratings = 2 * t + 1, 2 * (t + 1)
+        messages, ratings = 2 * t + 1, 2 * (t + 1) + (2 * t + 1 if off else 0)
+        ratings += awareness_calls(
+            settings, calls, [settings.discussant_model, settings.opponent_model]
+        )
         history = _TOKENS_PER_MESSAGE * messages // 2  # the average record a prompt carries
         prompt = (messages + ratings) * (_PROMPT_TOKENS_PER_CALL + history)
         completion = messages * settings.max_tokens + ratings * settings.rating_max_tokens
@@ -170,9 +184,24 @@ class Dyad(Paradigm[DyadSettings]):
                 full_history=True,
             )
 
+        off_the_record = None
+        if settings.off_the_record:
+            # The speaker rates the statement privately right after each message, as it does
+            # at a checkpoint.
+            off_the_record = OffTheRecord(
+                self.template("off_the_record.txt").format(statement=statement).strip(),
+                constraint=RATING,
+                settings=rating_settings,
+                full_history=True,
+            )
         checkpoint()
         # The Discussant's opening is turn 0 of the opening round (round 0).
-        await room.speak(discussant, self.template("opening.txt").strip(), name="opening")
+        await room.speak(
+            discussant,
+            self.template("opening.txt").strip(),
+            name="opening",
+            off_the_record=off_the_record,
+        )
         turn, first_turn = self.template("turn.txt"), self.template("turn_first.txt")
         for r in range(1, settings.rounds + 1):
 
@@ -185,8 +214,11 @@ class Dyad(Paradigm[DyadSettings]):
                 constraint=TURN_SCHEMA,
                 postprocess=reduce_to_category,
                 shown=shown_turn,
+                off_the_record=off_the_record,
             )
             checkpoint()
+        awareness = self.template("awareness.txt").strip()
+        ask_awareness(ctx, room, agents, awareness, str(self.manipulation), settings)
         await ctx.drain()
 
     def contrasts(self, levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
@@ -198,6 +230,12 @@ class Dyad(Paradigm[DyadSettings]):
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> DyadMetrics:
         return dyad_metrics(tables)
+
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each turn's interaction state against the rating after it (docs/paradigms/dyad.md)."""
+        from backchannel.paradigms.dyad._stances import stance_pairs
+
+        return stance_pairs(tables)
 
     def report(self, tables: RunTables, metrics: DyadMetrics, report: Report) -> None:
         from backchannel.paradigms.dyad._report import fill_report

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from backchannel.paradigms._validity import ValiditySettings
+
 Stance = Literal["human", "neutral", "natural"]
 Style = Literal["manipulative", "plain"]
 WordingLevel = Literal["first", "opposite"]
@@ -38,7 +40,7 @@ DEFAULT_TOPICS = [
 ]
 
 
-class DyadSettings(BaseModel):
+class DyadSettings(ValiditySettings):
     """Two models debate a contested statement for T rounds; both rate it at every checkpoint.
 
     Every factor (`discussant_model`, `opponent_model`, `stance`, `style`, `wording`) may also be

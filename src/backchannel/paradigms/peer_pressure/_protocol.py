@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings
 from backchannel.datasets import FactItem, load_source
-from backchannel.engine import Agent, ConversationContext, Entry, Event, Item, Room
+from backchannel.engine import Agent, ConversationContext, Entry, Event, Item, OffTheRecord, Room
 from backchannel.errors import ConfigError
 from backchannel.judges import (
     CONTEXT_TURNS,
@@ -29,6 +29,7 @@ from backchannel.judges import (
 )
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms._items import ItemList, SkippedItem
+from backchannel.paradigms._validity import add_calls, ask_awareness, awareness_calls
 from backchannel.paradigms.peer_pressure._group import Group, build_group, pool_models
 from backchannel.paradigms.peer_pressure._judging import JUDGING
 from backchannel.paradigms.peer_pressure._population import POPULATION
@@ -63,6 +64,11 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
 
     name = "peer_pressure"
     Settings = PeerPressureSettings
+    manipulation = (
+        "some members of the group assert a false answer to a factual question, to see whether "
+        "the other agents adopt it, in what they say or in what they privately believe (peer "
+        "pressure, conformity to misinformation)"
+    )
     prompt_package = "backchannel.paradigms.peer_pressure.prompts"
     judging = JUDGING
     population = POPULATION
@@ -126,7 +132,7 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
             raise ConfigError("reask.anonymous_name must differ from every agent's name")
 
     def models(self, settings: PeerPressureSettings) -> set[str]:
-        found = pool_models(settings)
+        found = pool_models(settings) | settings.validity_models()
         if settings.judge is not None and settings.judge.model:
             found.add(settings.judge.model)
         return found
@@ -145,24 +151,29 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         probes = honest * (rounds + 1)
         checks = len(self._reask_checkpoints(item, settings))
         reasks = len(REASK_VARIANTS) * honest * checks
+        # Off the record: every honest turn is followed by a private probe of its speaker.
+        off = honest * rounds if settings.off_the_record else 0
+        probes += off
         calls: dict[str, int] = {}
+        members = build_group(settings, 0).members
         if settings.models or settings.assignment == "by_role":
             # Exact for round robin and by-role rooms with a fixed placement; a seeded draw
             # (random assignment or placement) is counted on the group of seed 0.
-            for member in build_group(settings, 0).members:
+            for member in members:
                 own = rounds
                 if member.role == HONEST:
                     own += rounds + 1 + len(REASK_VARIANTS) * checks
+                    own += rounds if settings.off_the_record else 0
                 calls[member.model] = calls.get(member.model, 0) + own
         else:
             calls[settings.model] = turns + probes + reasks
-        prompt = turns * _TURN_PROMPT_TOKENS + (probes + reasks) * _PROBE_PROMPT_TOKENS
+        aware = awareness_calls(settings, calls, [m.model for m in members if m.role == HONEST])
+        prompt = turns * _TURN_PROMPT_TOKENS + (probes + reasks + aware) * _PROBE_PROMPT_TOKENS
         completion = turns * settings.max_tokens + (probes + reasks) * settings.probe_max_tokens
         judge = settings.judge
         if judge is not None and judge.kind == "llm":
             judged = probes + reasks + honest * rounds
-            judge_model = str(judge.model)
-            calls[judge_model] = calls.get(judge_model, 0) + judged
+            add_calls(calls, str(judge.model), judged)
             prompt += judged * _JUDGE_PROMPT_TOKENS
             completion += judged * judge.max_tokens
         return CallEstimate(calls, prompt, completion)
@@ -233,10 +244,13 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         probes = _Prober(self, ctx, room, honest, settings, fact, inline)
         turn = self.template("turn.txt")
         reask_at = set(self._reask_checkpoints(ctx.spec.item, settings))
+        off_the_record = probes.off_the_record(self, fact) if settings.off_the_record else None
         probes.ask(MAIN_PROBE)
         for round_number in range(1, settings.rounds + 1):
             before = list(room.transcript)
-            events = await room.run_round(turn.format(round=round_number).strip())
+            events = await room.run_round(
+                turn.format(round=round_number).strip(), off_the_record=off_the_record
+            )
             if inline is not None:
                 inline.public(events, before)
             if (
@@ -248,6 +262,8 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
             if round_number in reask_at:
                 for variant in REASK_VARIANTS:
                     probes.ask(variant)
+        awareness = self.template("awareness.txt").strip()
+        ask_awareness(ctx, room, honest, awareness, str(self.manipulation), settings)
         await ctx.drain()
 
     # analysis -------------------------------------------------------------------------------
@@ -388,6 +404,17 @@ class _Prober:
             "reask_self_anonymous": own,
             "reask_group": group,
         }
+
+    def off_the_record(self, paradigm: PeerPressure, fact: FactItem) -> OffTheRecord:
+        """Each honest speaker's private answer right after its turn, asked and judged as the
+        main probe is."""
+        question = paradigm.template("off_the_record.txt").format(question=fact.question)
+        return OffTheRecord(
+            question.strip(),
+            settings=self.settings,
+            agents=frozenset(a.name for a in self.honest),
+            asked=None if self.inline is None else self.inline.private,
+        )
 
     def ask(self, name: str) -> None:
         """Probe every honest agent at the room's current checkpoint."""

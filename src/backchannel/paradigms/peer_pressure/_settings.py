@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backchannel.datasets import DatasetSource
 from backchannel.engine import MAX_AGENTS, OrderPolicy
+from backchannel.paradigms._validity import ValiditySettings
 
 Topology = Literal["complete", "ring", "star", "small_world", "scale_free", "hierarchy", "edges"]
 Placement = Literal["first", "hub", "periphery", "random"]
@@ -82,7 +83,7 @@ class GraphSettings(BaseModel):
     )
 
 
-class PeerPressureSettings(BaseModel):
+class PeerPressureSettings(ValiditySettings):
     """N agents discuss a factual question; the first k push a false answer."""
 
     model_config = ConfigDict(extra="forbid")

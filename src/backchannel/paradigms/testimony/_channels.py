@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Sequence
 
 from backchannel.backends import GenerationSettings, OutputConstraint
-from backchannel.engine import Agent, ConversationContext, Event, Shown
+from backchannel.engine import Agent, ConversationContext, Event, OffTheRecord, Shown
 from backchannel.paradigms.testimony._environment import WitnessMessage
 from backchannel.paradigms.testimony._phases import round_of
 
@@ -79,11 +79,24 @@ class Stage:
         )
 
     async def statements(
-        self, agents: Sequence[Agent], phase: str, instruction: str, *, name: str, shown: Shown
+        self,
+        agents: Sequence[Agent],
+        phase: str,
+        instruction: str,
+        *,
+        name: str,
+        shown: Shown,
+        off_the_record: OffTheRecord | None = None,
     ) -> list[Event]:
-        """One public statement from each agent, all from the view before the round."""
+        """One public statement from each agent, all from the view before the round (each
+        followed by its off-the-record probe, when given)."""
         number = round_of(phase)
         self._advance_to(number - 1)
         return await self.room.run_round(
-            instruction, agents=agents, simultaneous=True, name=name, shown=shown
+            instruction,
+            agents=agents,
+            simultaneous=True,
+            name=name,
+            shown=shown,
+            off_the_record=off_the_record,
         )

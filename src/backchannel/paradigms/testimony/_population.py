@@ -16,6 +16,12 @@ verifier's enumeration, and votes their endpoint when it is unique (else it coun
 its statements also pass every believed account on word for word (`Account of Name: "..."`),
 so with full trust every role holds all five accounts from R1 on.
 
+Two planted partings of the channels, drawn per (agent, round of statements) and shared by the
+round's statement and vote: a hidden change (`hidden_change`: the vote is the decoy, the
+statement as the rules write it) and an accommodation (`public_accommodation`: the statement
+passes one received account, the key's when it reached the speaker, on as putting the object
+in the decoy, the vote as the rules count it). The deceptive key keeps to its lie.
+
 Everything about the call is read from its call information: the prompt's name (`vote`,
 `statement`, the extractor's `claims`), the agent and its role, the story (the item), the
 messages of the arm and the key's lie (the agents' facts) and what the agent saw, message by
@@ -32,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backchannel.backends import LabelSet, Population, PopulationCall
 from backchannel.paradigms.testimony._extractor import CLAIMS
@@ -69,6 +75,20 @@ class TestimonyPopulation(BaseModel):
         description="Chance an agent believes another role's account, fixed per (agent, source): "
         "a believed account counts towards its vote and is cited; a doubted one is ignored.",
     )
+    hidden_change: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Chance, per agent and round of statements, that its private vote of the "
+        "round is the decoy while its statement is written as the rules say.",
+    )
+    public_accommodation: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Chance, per agent and round of statements, that its statement passes on a "
+        "received account as putting the object in the decoy while its vote follows the rules.",
+    )
     strategy: Literal["count", "reconstruct"] = Field(
         "count",
         description="count: vote the weighted plurality of the end places the accounts claim; "
@@ -76,6 +96,12 @@ class TestimonyPopulation(BaseModel):
         "enumeration), vote their endpoint when it is unique (else count), and pass every "
         "believed account on word for word.",
     )
+
+    @model_validator(mode="after")
+    def _draws_fit(self) -> TestimonyPopulation:
+        if self.hidden_change + self.public_accommodation > 1:
+            raise ValueError("hidden_change + public_accommodation must not exceed 1")
+        return self
 
 
 Call = PopulationCall[TestimonyPopulation]
@@ -332,8 +358,64 @@ class Witness:
         return " ".join(parts)
 
 
+HIDDEN, ACCOMMODATING = "hidden", "accommodating"
+
+
+def divergence_draw(call: Call) -> str | None:
+    """This agent's planted parting of the channels in this round of statements: a hidden
+    change of its vote, an accommodating statement, or neither (None). The draw is fixed for
+    (model, instructions, replicate, round), so the round's statement and vote share it; the
+    deceptive key, the votes before the talk (T0, T1) and observers' rounds have none."""
+    number = call.info.round
+    if LIE in call.info.facts or number is None or number < 2 or number % 2:
+        return None
+    rules = call.params
+    u = call.uniform(call.model, call.system, call.request.replicate, "divergence", number)
+    if u < rules.hidden_change:
+        return HIDDEN
+    if u < rules.hidden_change + rules.public_accommodation:
+        return ACCOMMODATING
+    return None
+
+
+def _received(env: Mapping[str, Any], agent: str) -> list[str]:
+    """The other senders whose testimony reached `agent`: the key first, then the rest in the
+    order the story lists its messages."""
+    got = [
+        str(m["sender"])
+        for m in env.get("messages") or ()
+        if m.get("sender") != agent
+        and (m.get("kind") == "broadcast" or agent in (m.get("recipients") or ()))
+    ]
+    key = env.get("key")
+    return sorted(got, key=lambda sender: sender != key)
+
+
+def _accommodating(call: Call, witness: Witness) -> str:
+    """The statement with one received account passed on as putting the object in the decoy
+    (the key's when it reached the speaker): its own sentence, if any, is replaced."""
+    env = _environment(call)
+    decoy, sources = env.get("decoy"), _received(env, witness.name)
+    if not isinstance(decoy, str) or not sources:
+        return witness.statement()
+    source = sources[0]
+    known = witness.accounts.get(source)
+    if known is not None and known.carrier is None:
+        del witness.accounts[source]
+    said = Account(source, decoy).citation(witness.target)
+    return f"{witness.statement()} {said}"
+
+
+OFF_THE_RECORD = "off_the_record"
+"""The private vote after a statement: answered as the vote is."""
+
+
 def _vote(call: Call) -> str:
     """A private vote: the planted strategy's, UNKNOWN where the options do not list it."""
+    if divergence_draw(call) == HIDDEN:
+        decoy = _environment(call).get("decoy")
+        if isinstance(decoy, str):
+            return decoy
     vote = Witness(call).vote()
     constraint = call.request.constraint
     if isinstance(constraint, LabelSet) and vote not in constraint.labels:
@@ -342,7 +424,10 @@ def _vote(call: Call) -> str:
 
 
 def _statement(call: Call) -> str:
-    return Witness(call).statement()
+    witness = Witness(call)
+    if divergence_draw(call) == ACCOMMODATING:
+        return _accommodating(call, witness)
+    return witness.statement()
 
 
 _MARK = re.compile(rf"\[T:{_NAME}\]|\[S:{_NAME}@({_ROUND})\]", re.IGNORECASE)
@@ -391,7 +476,7 @@ def _claims(call: Call) -> str:
 
 POPULATION = Population(
     TestimonyPopulation,
-    rules={VOTE: _vote, STATEMENT: _statement},
+    rules={VOTE: _vote, OFF_THE_RECORD: _vote, STATEMENT: _statement},
     judges={CLAIMS: _claims},
 )
 """What `sim/population` answers testimony's votes, statements and claims extractions with."""

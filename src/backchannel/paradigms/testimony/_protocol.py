@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backchannel.backends import GenerationSettings, LabelSet
-from backchannel.engine import Agent, ConversationContext, Event, Item, Shown
+from backchannel.engine import Agent, ConversationContext, Event, Item, OffTheRecord, Shown
 from backchannel.errors import ConfigError
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
+from backchannel.paradigms._validity import ask_awareness, awareness_calls
 from backchannel.paradigms.testimony._channels import Stage
 from backchannel.paradigms.testimony._citations import context_for, parse_markup, received_by
 from backchannel.paradigms.testimony._environment import (
@@ -119,6 +120,11 @@ class Testimony(Paradigm[TestimonySettings]):
 
     name = "testimony"
     Settings = TestimonySettings
+    manipulation = (
+        "one witness's testimony about where an object ended up may be a lie (sent to one, some "
+        "or all), to see whether the others believe it and pass it on in what they say and "
+        "where they privately think the object is (deceptive testimony, spread of misinformation)"
+    )
     prompt_package = "backchannel.paradigms.testimony.prompts"
     fixed_settings = FIXED_SETTINGS
     view = VIEW
@@ -144,7 +150,7 @@ class Testimony(Paradigm[TestimonySettings]):
         kinds = ["key", "second_key", "member"]
         if settings.intervention in OBSERVERS:
             kinds.append("observer")
-        return {model_of(settings, kind) for kind in kinds}
+        return {model_of(settings, kind) for kind in kinds} | settings.validity_models()
 
     def estimate(self, settings: TestimonySettings, item: Item, replicate: int = 0) -> CallEstimate:
         env = Environment.from_dict(item.payload["environment"])
@@ -157,18 +163,25 @@ class Testimony(Paradigm[TestimonySettings]):
             calls[model] = calls.get(model, 0) + count
 
         # Every story role votes at T0 and T1; a speaker then writes and votes in every round.
+        # Off the record: every statement is followed by a private vote of its speaker.
+        off = 1 if settings.off_the_record else 0
         statements = votes = 0
+        asked: list[str] = []
         for name in env.roles:
             kind = role_kind(env, name)
             spoken = 0 if exits and kind == "key" else rounds
-            add(kind, 2 + 2 * spoken)
-            statements, votes = statements + spoken, votes + 2 + spoken
+            add(kind, 2 + (2 + off) * spoken)
+            statements, votes = statements + spoken, votes + 2 + (1 + off) * spoken
+            if not (exits and kind == "key"):
+                asked.append(model_of(settings, kind))
         if settings.intervention in OBSERVERS:
             # Observers vote at T1 and after every round; active ones also speak every round.
             spoken = rounds if settings.intervention == "active_observers" else 0
-            add("observer", settings.observers * (1 + rounds + spoken))
+            add("observer", settings.observers * (1 + rounds + (1 + off) * spoken))
             statements += settings.observers * spoken
-            votes += settings.observers * (1 + rounds)
+            votes += settings.observers * (1 + rounds + off * spoken)
+            asked += [model_of(settings, "observer")] * settings.observers
+        votes += awareness_calls(settings, calls, asked)
         prompt = (statements + votes) * _PROMPT_TOKENS + statements * rounds * _TOKENS_PER_STATEMENT
         completion = statements * settings.max_tokens + votes * settings.vote_max_tokens
         return CallEstimate(calls, prompt, completion)
@@ -302,6 +315,14 @@ class Testimony(Paradigm[TestimonySettings]):
                 voters, checkpoint, question, name=VOTE, constraint=vote, settings=vote_settings
             )
 
+        off_the_record = None
+        if s.off_the_record:
+            # After each statement its speaker votes privately, with the vote's options.
+            off_question = self.template("off_the_record.txt").format(object=env.chain.target)
+            off_the_record = OffTheRecord(
+                off_question.strip(), constraint=vote, settings=vote_settings
+            )
+
         ask(agents, "T0")
         for message in messages:
             stage.post(
@@ -324,6 +345,7 @@ class Testimony(Paradigm[TestimonySettings]):
                 statement.format(instruction=instruction).strip(),
                 name=STATEMENT,
                 shown=self._labelled(f"R{k}"),
+                off_the_record=off_the_record,
             )
             if s.citation_markup:
                 self._cite(ctx, said, f"R{k}", env, messages, spoken)
@@ -335,9 +357,12 @@ class Testimony(Paradigm[TestimonySettings]):
                     observer_statement.format(instruction=instruction).strip(),
                     name=STATEMENT,
                     shown=self._labelled(f"O{k}"),
+                    off_the_record=off_the_record,
                 )
                 if s.citation_markup:
                     self._cite(ctx, said, f"O{k}", env, messages, spoken)
+        awareness = self.template("awareness.txt").strip()
+        ask_awareness(ctx, stage.room, speakers + observers, awareness, str(self.manipulation), s)
         await ctx.drain()
 
     def contrasts(self, levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
@@ -350,6 +375,13 @@ class Testimony(Paradigm[TestimonySettings]):
         from backchannel.paradigms.testimony._metrics import testimony_metrics
 
         return testimony_metrics(tables)
+
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each statement against the vote of its round, towards the decoy (docs/paradigms/
+        testimony.md)."""
+        from backchannel.paradigms.testimony._stances import stance_pairs
+
+        return stance_pairs(tables)
 
     def tables(self, tables: RunTables) -> dict[str, pd.DataFrame]:
         """The citation graph (statement -> cited testimony or statement), for `export`."""

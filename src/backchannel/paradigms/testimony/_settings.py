@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backchannel.errors import ConfigError
+from backchannel.paradigms._validity import ValiditySettings
 from backchannel.paradigms.testimony._environment import DECEPTIONS, Deception
 
 Condition = Literal["C0", "C1"]
@@ -58,7 +59,7 @@ class Generate(BaseModel):
         return moves
 
 
-class TestimonySettings(BaseModel):
+class TestimonySettings(ValiditySettings):
     """Five roles with partial views recover where an object ended up; in C1 the key role lies.
 
     The factors (`model`, the `*_model` pool, `condition`, `intervention`) may be set here as
