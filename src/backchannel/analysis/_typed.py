@@ -20,6 +20,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializationInfo,
+    SerializeAsAny,
     SerializerFunctionWrapHandler,
     ValidationInfo,
     model_serializer,
@@ -180,6 +181,9 @@ class Metrics(BaseModel):
 
     pooled: dict[str, list[str]] = Field(default_factory=dict)
     """Section path (e.g. `network.infection_by_model`) -> the factors it averages over."""
+    validity: SerializeAsAny[Record] | None = None
+    """The validity checks (an `analysis.Validity`: awareness, order effects), filled by the
+    shared layer after the paradigm's own metrics."""
 
     @classmethod
     def build(cls: type[M], data: Mapping[str, Any], design: Design | Sequence[str]) -> M:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from backchannel.errors import ConfigError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import Metrics, RunTables
     from backchannel.paradigms import AnalysisOptions, Paradigm
 
@@ -29,4 +31,22 @@ def compute_metrics(
                 f"judges in the run: {listed}"
             )
     with tables.reuse():  # the metrics share one decoding of the run's events
-        return paradigm.metrics(tables, options)
+        metrics = paradigm.metrics(tables, options)
+        return _with_validity(paradigm, tables, metrics)
+
+
+def _with_validity(
+    paradigm: Paradigm[Any], tables: RunTables, metrics: Metrics | dict[str, Any]
+) -> Metrics | dict[str, Any]:
+    """The metrics with their `validity` section: awareness and the order checks of the
+    paradigm's `order_answers` (a paradigm that cannot give them says why)."""
+    from backchannel.analysis import Metrics, validity
+
+    if not isinstance(metrics, Metrics):
+        return metrics
+    answers: pd.DataFrame | str | None
+    try:
+        answers = paradigm.order_answers(tables)
+    except ConfigError as error:
+        answers = str(error)
+    return metrics.model_copy(update={"validity": validity(tables, answers)})

@@ -51,6 +51,8 @@ from backchannel.paradigms.council._view import VIEW
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.report import Report
 
@@ -470,6 +472,12 @@ class Council(Paradigm[CouncilSettings]):
             len(set(assignment.values())) == 1 and len(set(settings.pool_models)) > 1
         )
         return assignment
+
+    def order_answers(self, tables: RunTables) -> pd.DataFrame:
+        """Answers against the order of the options shown (see `_order`)."""
+        from backchannel.paradigms.council._order import order_answers
+
+        return order_answers(tables)
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> CouncilMetrics:
         """`--threshold`, else the run's setting; a run that varies `threshold` as a factor

@@ -37,6 +37,8 @@ from backchannel.paradigms.peer_pressure._view import VIEW
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.paradigms.peer_pressure._results import PeerPressureMetrics
     from backchannel.report import Report
@@ -262,6 +264,12 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         await ctx.drain()
 
     # analysis -------------------------------------------------------------------------------
+    def order_answers(self, tables: RunTables) -> pd.DataFrame:
+        """Private answers against the speaking order of the round before (see `_order`)."""
+        from backchannel.paradigms.peer_pressure._order import order_answers
+
+        return order_answers(tables, default_judge(tables))
+
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> PeerPressureMetrics:
         from backchannel.paradigms.peer_pressure._metrics import compute_metrics
 

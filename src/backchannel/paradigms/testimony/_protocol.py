@@ -363,6 +363,12 @@ class Testimony(Paradigm[TestimonySettings]):
         ask_awareness(ctx, stage.room, speakers + observers, awareness, str(self.manipulation), s)
         await ctx.drain()
 
+    def order_answers(self, tables: RunTables) -> pd.DataFrame:
+        """Answers against the order of the options shown (see `_order`)."""
+        from backchannel.paradigms.testimony._order import order_answers
+
+        return order_answers(tables)
+
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> TestimonyMetrics:
         from backchannel.paradigms.testimony._metrics import testimony_metrics
 
