@@ -99,7 +99,7 @@ def validity(tables: RunTables, answers: pd.DataFrame | str | None) -> Validity:
     levels = design.levels(tables.done_conversations())
     awareness = awareness_rows(tables, design, levels)
     if isinstance(answers, str):
-        order: list[OrderRow]
+        order: list[OrderRow] = []
         order_skipped: str | None = answers
     elif answers is None:
         order, order_skipped = [], "the paradigm declares no option or speaker order"
