@@ -197,7 +197,9 @@ def test_the_poisson_binomial_distribution_matches_an_enumeration() -> None:
     chances = [0.5, 0.25, 0.9, 0.1]
     pmf = [0.0] * (len(chances) + 1)
     for outcome in itertools.product((0, 1), repeat=len(chances)):
-        pmf[sum(outcome)] += math.prod(p if x else 1 - p for p, x in zip(chances, outcome))
+        pmf[sum(outcome)] += math.prod(
+            p if x else 1 - p for p, x in zip(chances, outcome, strict=True)
+        )
     assert list(poisson_binomial_pmf(chances)) == pytest.approx(pmf)
     for hits in range(len(chances) + 1):
         expected = sum(q for q in pmf if q <= pmf[hits] * (1 + 1e-7))

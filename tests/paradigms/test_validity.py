@@ -124,8 +124,8 @@ def test_off_the_record_and_awareness_follow_the_contract_and_the_estimate(
     aware = events[(events["name"] == "awareness") & (events["channel"] == "private")]
     assert len(aware)
     labels = tables.labels[tables.labels["judge"] == "awareness"]
-    assert set(zip(labels["conversation_id"], labels["event_seq"])) == set(
-        zip(aware["conversation_id"], aware["seq"])
+    assert set(zip(labels["conversation_id"], labels["event_seq"], strict=True)) == set(
+        zip(aware["conversation_id"], aware["seq"], strict=True)
     )
     assert set(labels["label"]) <= {"aware", "unaware"}
 
