@@ -17,6 +17,12 @@ if TYPE_CHECKING:
         get_paradigm,
         registered,
     )
+    from backchannel.paradigms._validity import (
+        ValiditySettings,
+        ask_awareness,
+        awareness_calls,
+        judge_awareness,
+    )
     from backchannel.paradigms._view import (
         Cell,
         Chip,
@@ -69,11 +75,15 @@ __all__ = [
     "TableRow",
     "Text",
     "Timeline",
+    "ValiditySettings",
     "View",
     "ViewOptions",
     "as_json",
+    "ask_awareness",
+    "awareness_calls",
     "get_paradigm",
     "is_model_key",
+    "judge_awareness",
     "registered",
     "skipped_of",
 ]
@@ -85,6 +95,12 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._base": ("AnalysisOptions", "CallEstimate", "Paradigm", "is_model_key"),
             "._items": ("ItemList", "SkippedItem", "skipped_of"),
             "._registry": ("ENTRY_POINT_GROUP", "PARADIGMS", "get_paradigm", "registered"),
+            "._validity": (
+                "ValiditySettings",
+                "ask_awareness",
+                "awareness_calls",
+                "judge_awareness",
+            ),
             "._view": (
                 "Cell",
                 "Chip",
