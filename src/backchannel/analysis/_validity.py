@@ -119,7 +119,12 @@ def awareness_rows(
     tables: RunTables, design: Design, levels: Mapping[str, Mapping[str, Any]]
 ) -> list[AwarenessRow]:
     """The awareness rate per cell and role: aware verdicts over valid verdicts."""
-    probes = tables.events_of(kind="probe", name=AWARENESS, channel="private")
+    events = tables.core_events[tables.done_events()]  # no event meta: the kit reads none
+    probes = events[
+        (events["kind"] == "probe")
+        & (events["name"] == AWARENESS)
+        & (events["channel"] == "private")
+    ]
     if probes.empty:
         return []
     labels = tables.labels_for(AWARENESS)

@@ -33,8 +33,16 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
         )
         if status == "ok" and v is not None
     }
-    turns = tables.events_of(kind="message", name="turn", channel="public")
-    probes = tables.events_of(kind="probe", name="answer", channel="private", role="honest")
+    events = tables.core_events[tables.done_events()]  # no event meta needed
+    turns = events[
+        (events["kind"] == "message") & (events["name"] == "turn") & (events["channel"] == "public")
+    ]
+    probes = events[
+        (events["kind"] == "probe")
+        & (events["name"] == "answer")
+        & (events["channel"] == "private")
+        & (events["role"] == "honest")
+    ]
     topology = {
         str(c["conversation_id"])
         for c in tables.done_conversations().to_dict(orient="records")
