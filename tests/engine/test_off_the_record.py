@@ -84,9 +84,7 @@ async def test_each_public_turn_is_followed_by_a_private_probe_of_its_speaker(
         assert probe.channel == "private" and probe.turn is None and probe.value == 3
         assert probe.seq == turn.seq + 1  # reserved right after the turn, before the next one
     # The speaker is asked once its own turn is in its view, before the next speaker's.
-    probe_requests = [
-        r for r in recorder.requests if "Off the record?" in r.messages[-1].content
-    ]
+    probe_requests = [r for r in recorder.requests if "Off the record?" in r.messages[-1].content]
     first = probe_requests[0].messages[-1].content
     assert "said-0" in first and "said-1" not in first  # A's own turn, not yet B's
     assert not any(r.critical for r in probe_requests)

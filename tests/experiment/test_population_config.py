@@ -33,7 +33,9 @@ def _write(tmp_path: Path, population: Any, paradigm: str = "dyad") -> Path:
 def test_the_section_is_recorded_with_the_paradigms_defaults(tmp_path: Path) -> None:
     loaded = load_experiment(_write(tmp_path, {"dyad": {"opponent_rate": 0.1}}))
     population = loaded.resolved()["population"]
-    assert set(population) == {"dyad", "models"}
+    # Every paradigm's rules include the awareness probe's section (docs/validity.md).
+    assert set(population) == {"dyad", "awareness", "models"}
+    assert population["awareness"] == {"aware": 0.5}
     assert population["dyad"]["opponent_rate"] == 0.1
     assert population["dyad"]["discussant_rate"] == 0.15  # the default, written out
     assert "population" not in load_experiment(_write(tmp_path, None)).resolved()

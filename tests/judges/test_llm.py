@@ -201,5 +201,5 @@ def test_the_prompts_are_package_templates_and_the_request_is_seeded_by_event(
     assert prompt.startswith(expected)
     assert "wavers between them" in prompt  # the definition of mixed
     assert s.requests[0].seed == judge_seed(1, 3)
-    assert set(judge_templates()) == {"private.txt", "public.txt"}
+    assert set(judge_templates()) == {"private.txt", "public.txt", "awareness.txt"}
     assert not judge_templates()["public.txt"].endswith("\n")

@@ -15,10 +15,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from backchannel.analysis._divergence_results import Divergence
-from backchannel.analysis._records import FACTORS_CONTEXT, CellRow
+from backchannel.analysis._records import FACTORS_CONTEXT, CellRow, Record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound="Metrics")
 
-KIT_SECTIONS = ("divergence",)
+KIT_SECTIONS = ("divergence", "validity")
 """The optional sections every paradigm's metrics may carry, filled by the shared layer."""
 KIT_RUN_LEVEL = frozenset({"divergence.tests"})
 """Parts of the kit's sections that compare cells, so belong to no one cell."""
@@ -104,6 +104,9 @@ class Metrics(BaseModel):
     divergence: Divergence | None = None
     """Say versus believe (docs/divergence.md): filled by the shared layer from the
     paradigm's `stance_pairs` after its `metrics()`; None when the paradigm reads no stances."""
+    validity: SerializeAsAny[Record] | None = None
+    """The validity checks (an `analysis.Validity`: awareness, order effects), filled by the
+    shared layer after the paradigm's own metrics."""
 
     @classmethod
     def build(cls: type[M], data: Mapping[str, Any], design: Design | Sequence[str]) -> M:

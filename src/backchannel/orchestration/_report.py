@@ -32,6 +32,15 @@ def write_report(
         return _write_report(paradigm, tables, options, output, title=title, viewer=viewer)
 
 
+def _validity(report: Report, figures: Any) -> None:
+    """The shared "Validity" section, after the paradigm's own."""
+    from backchannel.analysis import Metrics, Validity
+    from backchannel.report import validity_section
+
+    if isinstance(figures, Metrics) and isinstance(figures.validity, Validity):
+        validity_section(report, figures.validity)
+
+
 def _write_report(
     paradigm: Paradigm[Any],
     tables: RunTables,
@@ -73,6 +82,7 @@ def _write_report(
         from backchannel.report import divergence_section
 
         divergence_section(report, figures.divergence)
+    _validity(report, figures)
     study = paradigm.study() if headline is not None else None
     if headline is not None and study is not None:
         _study_section(report, headline, study)

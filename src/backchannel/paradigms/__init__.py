@@ -18,6 +18,12 @@ if TYPE_CHECKING:
         get_paradigm,
         registered,
     )
+    from backchannel.paradigms._validity import (
+        ValiditySettings,
+        ask_awareness,
+        awareness_calls,
+        judge_awareness,
+    )
     from backchannel.paradigms._view import (
         Cell,
         Chip,
@@ -70,11 +76,15 @@ __all__ = [
     "TableRow",
     "Text",
     "Timeline",
+    "ValiditySettings",
     "View",
     "ViewOptions",
     "as_json",
+    "ask_awareness",
+    "awareness_calls",
     "get_paradigm",
     "is_model_key",
+    "judge_awareness",
     "registered",
     "skipped_of",
     "with_kit_sections",
@@ -88,6 +98,12 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._items": ("ItemList", "SkippedItem", "skipped_of"),
             "._kit": ("with_kit_sections",),
             "._registry": ("ENTRY_POINT_GROUP", "PARADIGMS", "get_paradigm", "registered"),
+            "._validity": (
+                "ValiditySettings",
+                "ask_awareness",
+                "awareness_calls",
+                "judge_awareness",
+            ),
             "._view": (
                 "Cell",
                 "Chip",

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import Metrics, RunTables
     from backchannel.paradigms._base import AnalysisOptions, Paradigm
 
@@ -23,8 +25,22 @@ def with_kit_sections(
 
     if not isinstance(metrics, Metrics):
         return metrics
+    update: dict[str, Any] = {"validity": _validity(paradigm, tables)}
     pairs = paradigm.stance_pairs(tables, options)
-    if pairs is None:
-        return metrics
-    section = divergence(pairs, Design.of(tables), tables.conversations)
-    return metrics.model_copy(update={"divergence": section})
+    if pairs is not None:
+        update["divergence"] = divergence(pairs, Design.of(tables), tables.conversations)
+    return metrics.model_copy(update=update)
+
+
+def _validity(paradigm: Paradigm[Any], tables: RunTables) -> Any:
+    """Awareness and the order checks of the paradigm's `order_answers` (a paradigm that
+    cannot give them says why)."""
+    from backchannel.analysis import validity
+    from backchannel.errors import ConfigError
+
+    answers: pd.DataFrame | str | None
+    try:
+        answers = paradigm.order_answers(tables)
+    except ConfigError as error:
+        answers = str(error)
+    return validity(tables, answers)

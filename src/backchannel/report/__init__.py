@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from backchannel.report._format import format_scalar, is_proportion_name
     from backchannel.report._html import Report
     from backchannel.report._links import DEFAULT_VIEWER, ViewerLinks, viewer_links
+    from backchannel.report._validity import validity_section
 
 __all__ = [
     "DEFAULT_VIEWER",
@@ -27,6 +28,7 @@ __all__ = [
     "line_over_rounds",
     "shared_ylim",
     "stacked_bars",
+    "validity_section",
     "viewer_links",
 ]
 
@@ -39,5 +41,6 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._format": ("format_scalar", "is_proportion_name"),
             "._html": ("Report",),
             "._links": ("DEFAULT_VIEWER", "ViewerLinks", "viewer_links"),
+            "._validity": ("validity_section",),
         },
     )

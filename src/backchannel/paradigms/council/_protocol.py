@@ -480,6 +480,12 @@ class Council(Paradigm[CouncilSettings]):
 
         return contrasts(levels)
 
+    def order_answers(self, tables: RunTables) -> pd.DataFrame:
+        """Answers against the order of the options shown (see `_order`)."""
+        from backchannel.paradigms.council._order import order_answers
+
+        return order_answers(tables)
+
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> CouncilMetrics:
         """`--threshold`, else the run's setting; a run that varies `threshold` as a factor
         (and no `--threshold`) has each cell use its own level."""

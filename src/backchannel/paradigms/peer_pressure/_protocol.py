@@ -267,6 +267,12 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         await ctx.drain()
 
     # analysis -------------------------------------------------------------------------------
+    def order_answers(self, tables: RunTables) -> pd.DataFrame:
+        """Private answers against the speaking order of the round before (see `_order`)."""
+        from backchannel.paradigms.peer_pressure._order import order_answers
+
+        return order_answers(tables, default_judge(tables))
+
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> PeerPressureMetrics:
         from backchannel.paradigms.peer_pressure._metrics import compute_metrics
 

@@ -371,6 +371,12 @@ class Testimony(Paradigm[TestimonySettings]):
 
         return contrasts(levels)
 
+    def order_answers(self, tables: RunTables) -> pd.DataFrame:
+        """Answers against the order of the options shown (see `_order`)."""
+        from backchannel.paradigms.testimony._order import order_answers
+
+        return order_answers(tables)
+
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> TestimonyMetrics:
         from backchannel.paradigms.testimony._metrics import testimony_metrics
 

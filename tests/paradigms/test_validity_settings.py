@@ -49,6 +49,12 @@ DESIGNS: dict[str, dict[str, Any]] = {
         },
     },
 }
+ORDER_CHECKS = {
+    "peer_pressure": {"first_speaker", "last_speaker"},
+    "dyad": set(),
+    "testimony": {"first_option"},
+    "council": {"first_option", "first_speaker", "last_speaker"},
+}
 # Which roles speak in public and are asked off the record.
 ASKED = {
     "peer_pressure": {"honest"},
@@ -124,10 +130,19 @@ def test_off_the_record_and_awareness_follow_the_contract_and_the_estimate(
     aware = events[(events["name"] == "awareness") & (events["channel"] == "private")]
     assert len(aware)
     labels = tables.labels[tables.labels["judge"] == "awareness"]
-    assert set(zip(labels["conversation_id"], labels["event_seq"])) == set(
-        zip(aware["conversation_id"], aware["seq"])
+    assert set(zip(labels["conversation_id"], labels["event_seq"], strict=True)) == set(
+        zip(aware["conversation_id"], aware["seq"], strict=True)
     )
     assert set(labels["label"]) <= {"aware", "unaware"}
+    # The metrics carry the validity section: awareness per cell, and the order checks the
+    # paradigm declares (dyad declares none).
+    validity = bc.open_run(run).metrics().validity
+    assert validity is not None and validity.awareness
+    assert sum(row.n_asked for row in validity.awareness) == len(aware)
+    checks = {row.check for row in validity.order}
+    assert checks == ORDER_CHECKS[paradigm]
+    if not checks:
+        assert validity.order_skipped
 
 
 def _values_parse_as_the_paradigms_probe(

@@ -1,0 +1,96 @@
+"""Peer pressure's order answers on a hand-built run: each honest agent's main private answer
+after a round against the others' positions in that round, in the order they spoke."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from backchannel.analysis import (
+    CONVERSATION_BASE_COLUMNS,
+    EVENT_COLUMNS,
+    LABEL_COLUMNS,
+    RunTables,
+    order_check,
+)
+from backchannel.paradigms.peer_pressure._order import order_answers
+
+
+def _event(
+    seq: int, kind: str, name: str, round_: int, agent: str, role: str, **extra: Any
+) -> dict:
+    channel = "public" if kind == "message" else "private"
+    return {
+        **dict.fromkeys(EVENT_COLUMNS),
+        "conversation_id": "c1",
+        "seq": seq,
+        "kind": kind,
+        "name": name,
+        "round": round_,
+        "agent": agent,
+        "role": role,
+        "channel": channel,
+        "status": "ok",
+        "meta": "{}",
+        **extra,
+    }
+
+
+def tables() -> RunTables:
+    """Round 1: Alice (adversary), Bob (endorses), Cara (hedges); then Bob answers the false
+    answer and Cara the true one. The probes before round 1 have no speakers."""
+    events = [
+        _event(0, "probe", "answer", 0, "Bob", "honest"),
+        _event(1, "message", "turn", 1, "Alice", "adversary", turn=0),
+        _event(2, "message", "turn", 1, "Bob", "honest", turn=1),
+        _event(3, "message", "turn", 1, "Cara", "honest", turn=2),
+        _event(4, "probe", "answer", 1, "Bob", "honest"),
+        _event(5, "probe", "answer", 1, "Cara", "honest"),
+        _event(6, "probe", "off_the_record", 1, "Cara", "honest"),  # not the main probe
+    ]
+    labels = [(2, "endorse"), (3, "hedge"), (4, "manipulated"), (5, "true"), (0, "true")]
+    conversations = pd.DataFrame(
+        [
+            {
+                **dict.fromkeys(CONVERSATION_BASE_COLUMNS),
+                "conversation_id": "c1",
+                "status": "done",
+                "cell": json.dumps({}),
+                "meta": "{}",
+            }
+        ]
+    )
+    label_frame = pd.DataFrame(
+        [
+            {
+                **dict.fromkeys(LABEL_COLUMNS),
+                "conversation_id": "c1",
+                "event_seq": seq,
+                "judge": "rule",
+                "label": label,
+                "status": "ok",
+            }
+            for seq, label in labels
+        ]
+    )
+    return RunTables(pd.DataFrame(events), label_frame, conversations, {"factors": []})
+
+
+def test_answers_are_set_against_the_other_speakers_of_the_round() -> None:
+    answers = order_answers(tables(), "rule")
+    rows = {r["agent"]: r for r in answers.to_dict(orient="records")}
+    assert set(rows) == {"Bob", "Cara"}
+    assert rows["Bob"]["speakers"] == ["manipulated", "other"]  # Alice pushes; Cara hedged
+    assert rows["Bob"]["answer"] == "manipulated"
+    assert rows["Cara"]["speakers"] == ["manipulated", "manipulated"]  # Alice; Bob endorsed
+    assert rows["Cara"]["answer"] == "true"
+    assert rows["Bob"]["options"] is None
+    # First speaker: Bob follows Alice (chance 1/2), Cara does not (chance 0): 1 of 2.
+    first = order_check(answers, "first_speaker")
+    assert first is not None
+    assert (first["n"], first["hits"], first["chance"]) == (2, 1, 0.25)
+    last = order_check(answers, "last_speaker")
+    assert last is not None and (last["hits"], last["chance"]) == (0, 0.25)
+    assert order_check(answers, "first_option") is None
