@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         comparison_frame,
         load_study,
     )
+    from backchannel.analysis._influence import OPINION_COLUMNS, fit_influence
     from backchannel.analysis._intervals import (
         bca_mean_ci,
         bootstrap_mean_ci,
@@ -62,6 +63,8 @@ if TYPE_CHECKING:
     from backchannel.analysis._typed import (
         CellRow,
         Design,
+        Influence,
+        InfluenceRow,
         IntervalRecord,
         Metrics,
         Record,
@@ -74,12 +77,15 @@ __all__ = [
     "CONVERSATION_BASE_COLUMNS",
     "EVENT_COLUMNS",
     "LABEL_COLUMNS",
+    "OPINION_COLUMNS",
     "ZERO_TOLERANCE",
     "CellRow",
     "Coefficient",
     "Design",
     "Headline",
     "HeadlineValue",
+    "Influence",
+    "InfluenceRow",
     "Interval",
     "IntervalRecord",
     "Kappa",
@@ -101,6 +107,7 @@ __all__ = [
     "comparison_frame",
     "decode_json",
     "finite_or_none",
+    "fit_influence",
     "holm",
     "jsonable",
     "load_study",
@@ -144,6 +151,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "comparison_frame",
                 "load_study",
             ),
+            "._influence": ("OPINION_COLUMNS", "fit_influence"),
             "._intervals": (
                 "bca_mean_ci",
                 "bootstrap_mean_ci",
@@ -165,6 +173,8 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._typed": (
                 "CellRow",
                 "Design",
+                "Influence",
+                "InfluenceRow",
                 "Metrics",
                 "IntervalRecord",
                 "Record",

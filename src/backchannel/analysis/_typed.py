@@ -180,6 +180,9 @@ class Metrics(BaseModel):
 
     pooled: dict[str, list[str]] = Field(default_factory=dict)
     """Section path (e.g. `network.infection_by_model`) -> the factors it averages over."""
+    influence: Influence | None = None
+    """The Friedkin-Johnsen fit per cell, model and channel (`analysis.fit_influence`), filled
+    by the shared layer from the paradigm's `opinion_trajectories` hook; None without one."""
 
     @classmethod
     def build(cls: type[M], data: Mapping[str, Any], design: Design | Sequence[str]) -> M:
@@ -193,6 +196,8 @@ class Metrics(BaseModel):
         data = self.model_dump(mode="json")
         if not data.get("pooled"):
             data.pop("pooled", None)
+        if data.get("influence") is None:
+            data.pop("influence", None)
         return data
 
     def headline(self) -> Headline | None:
@@ -217,7 +222,7 @@ class Metrics(BaseModel):
     def sections(self) -> Iterator[tuple[str, Any]]:
         """(name, value) of every section field, in order."""
         for name in type(self).model_fields:
-            if name != "pooled":
+            if name != "pooled" and not (name == "influence" and self.influence is None):
                 yield name, getattr(self, name)
 
 
@@ -371,3 +376,10 @@ def _natural(value: Any) -> tuple[int, float, str]:
     if isinstance(value, str):
         return (2, 0.0, value)
     return (3, 0.0, json.dumps(value, sort_keys=True, default=str))
+
+
+# The kit sections build on the types above, so they are imported once those exist (and only
+# from here: import them from this module, never from their own).
+from backchannel.analysis._influence_results import Influence, InfluenceRow  # noqa: E402, F401
+
+Metrics.model_rebuild()
