@@ -36,6 +36,8 @@ from backchannel.paradigms.peer_pressure._view import VIEW
 from backchannel.seeding import derive_seed
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.paradigms.peer_pressure._results import PeerPressureMetrics
     from backchannel.report import Report
@@ -251,6 +253,13 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
 
         judge = options.judge or default_judge(tables)
         return compute_metrics(tables, judge, options.second_judge)
+
+    def opinion_trajectories(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Whether each honest agent holds (private) and says (public) the pushed false answer,
+        per checkpoint, with its neighbours' expressed mean (see `_trajectories`)."""
+        from backchannel.paradigms.peer_pressure._trajectories import opinion_trajectories
+
+        return opinion_trajectories(tables, options.judge or default_judge(tables))
 
     def report(self, tables: RunTables, metrics: PeerPressureMetrics, report: Report) -> None:
         from backchannel.paradigms.peer_pressure._report import build_report
