@@ -19,6 +19,8 @@ from backchannel.paradigms.dyad._settings import DyadSettings
 from backchannel.paradigms.dyad._view import VIEW
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from backchannel.analysis import RunTables
     from backchannel.report import Report
 
@@ -189,6 +191,13 @@ class Dyad(Paradigm[DyadSettings]):
 
     def metrics(self, tables: RunTables, options: AnalysisOptions) -> DyadMetrics:
         return dyad_metrics(tables)
+
+    def opinion_trajectories(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each role's aligned rating (private) and interaction state from its tags (public)
+        per checkpoint, with the other role's state as its neighbour (see `_trajectories`)."""
+        from backchannel.paradigms.dyad._trajectories import opinion_trajectories
+
+        return opinion_trajectories(tables)
 
     def report(self, tables: RunTables, metrics: DyadMetrics, report: Report) -> None:
         from backchannel.paradigms.dyad._report import fill_report
