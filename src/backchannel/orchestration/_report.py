@@ -69,6 +69,10 @@ def _write_report(
         report.section(headline.title, headline.note or None)
         report.headline(headline, "The study's main table, from this run")
     paradigm.report(tables, figures, report)
+    if isinstance(figures, Metrics) and figures.influence is not None:
+        from backchannel.report import influence_section
+
+        influence_section(report, figures.influence)
     study = paradigm.study() if headline is not None else None
     if headline is not None and study is not None:
         _study_section(report, headline, study)
