@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         load_study,
     )
     from backchannel.analysis._influence import OPINION_COLUMNS, fit_influence
+    from backchannel.analysis._influence_results import Influence, InfluenceRow
     from backchannel.analysis._intervals import (
         bca_mean_ci,
         bootstrap_mean_ci,
@@ -63,8 +64,6 @@ if TYPE_CHECKING:
     from backchannel.analysis._typed import (
         CellRow,
         Design,
-        Influence,
-        InfluenceRow,
         IntervalRecord,
         Metrics,
         Record,
@@ -152,6 +151,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "load_study",
             ),
             "._influence": ("OPINION_COLUMNS", "fit_influence"),
+            "._influence_results": ("Influence", "InfluenceRow"),
             "._intervals": (
                 "bca_mean_ci",
                 "bootstrap_mean_ci",
@@ -173,8 +173,6 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._typed": (
                 "CellRow",
                 "Design",
-                "Influence",
-                "InfluenceRow",
                 "Metrics",
                 "IntervalRecord",
                 "Record",

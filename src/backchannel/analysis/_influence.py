@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backchannel.analysis._typed import Influence, InfluenceRow, IntervalRecord, cell_groups
+from backchannel.analysis._influence_results import Influence, InfluenceRow
+from backchannel.analysis._records import IntervalRecord
+from backchannel.analysis._typed import cell_groups
 from backchannel.seeding import derive_seed
 
 OPINION_COLUMNS = (

@@ -1,10 +1,9 @@
 """The typed results of the Friedkin-Johnsen fit (`analysis.fit_influence`): the `influence`
-section every paradigm's `Metrics` may carry. Imported through `_typed`, whose `Metrics`
-declares the section."""
+section every paradigm's `Metrics` may carry."""
 
 from __future__ import annotations
 
-from backchannel.analysis._typed import CellRow, IntervalRecord, Record
+from backchannel.analysis._records import CellRow, IntervalRecord, Record
 
 
 class InfluenceRow(CellRow):
