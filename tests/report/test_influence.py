@@ -43,6 +43,9 @@ def test_the_table_holds_one_row_per_model_and_channel(tmp_path: Path) -> None:
     assert "Influence (Friedkin-Johnsen)" in html and "<svg" in html
     written = pd.read_csv(path.parent / "influence.csv")
     assert written["susceptibility"].tolist() == pytest.approx([0.5, 0.5])
+    errors = pd.read_csv(path.parent / "influence_error.csv")
+    assert errors["error_reduction"].tolist() == pytest.approx([0.5, 0.5])
+    assert errors["rmse"].tolist() == pytest.approx([0.5, 0.5])
 
 
 def test_a_fit_with_nothing_fitted_shows_its_reasons_without_a_figure(tmp_path: Path) -> None:

@@ -115,11 +115,48 @@ def fit_products(cross: np.ndarray) -> tuple[float, float, float, float]:
     return float(x[0]), float(x[1]), max(0.0, sse), max(0.0, sse_base)
 
 
-def _separable(cross: np.ndarray) -> bool:
-    """Whether the regressors' cross products are of full rank (the two weights identified)."""
-    gram = cross[:2, :2]
-    scale = max(float(np.max(np.abs(gram))), 1e-300)
-    return bool(np.linalg.cond(gram / scale) < 1e10)
+def box_fits(cross: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`fit_products` for a stack of cross products (shape (n, 3, 3)) at once, as the bootstrap
+    needs: the least-squares objective is convex, so its minimum on the box [0, 1]^2 is the
+    unconstrained one when inside, else the best of the four edges' clipped minima. The tests
+    check it against `lsq_linear`."""
+    g11, g12, g22 = cross[:, 0, 0], cross[:, 0, 1], cross[:, 1, 1]
+    c1, c2, total = cross[:, 0, 2], cross[:, 1, 2], cross[:, 2, 2]
+
+    def sse(a: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return total - 2 * (a * c1 + s * c2) + a * a * g11 + 2 * a * s * g12 + s * s * g22
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        det = g11 * g22 - g12 * g12
+        free_a, free_s = (g22 * c1 - g12 * c2) / det, (g11 * c2 - g12 * c1) / det
+        candidates = [(free_a, free_s)]
+        for fixed in (0.0, 1.0):
+            edge_s = np.clip((c2 - fixed * g12) / g22, 0.0, 1.0)  # a fixed, best s
+            edge_a = np.clip((c1 - fixed * g12) / g11, 0.0, 1.0)  # s fixed, best a
+            candidates += [(np.full_like(c1, fixed), edge_s), (edge_a, np.full_like(c1, fixed))]
+    best_a, best_s = np.full_like(c1, np.nan), np.full_like(c1, np.nan)
+    best = np.full_like(c1, np.inf)
+    for a, s in candidates:
+        inside = (a >= 0) & (a <= 1) & (s >= 0) & (s <= 1)
+        value = np.where(inside, sse(a, s), np.inf)
+        better = value < best
+        best_a, best_s, best = (
+            np.where(better, a, best_a),
+            np.where(better, s, best_s),
+            np.where(better, value, best),
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base_s = np.clip(c2 / g22, 0.0, 1.0)
+    base = total - 2 * base_s * c2 + base_s * base_s * g22
+    return best_a, best_s, np.maximum(best, 0.0), np.maximum(base, 0.0)
+
+
+def _separable(cross: np.ndarray) -> np.ndarray:
+    """Whether each stack entry's regressor cross products are of full rank (both weights
+    identified); one matrix gives one flag."""
+    gram = cross[..., :2, :2]
+    scale = np.maximum(np.max(np.abs(gram), axis=(-2, -1)), 1e-300)
+    return np.asarray(np.linalg.cond(gram / scale[..., None, None]) < 1e10)
 
 
 def _reduction(sse: float, sse_base: float) -> float | None:
@@ -149,12 +186,28 @@ def _interval(
     )
 
 
+CHUNK = 100
+"""Bootstrap resamples drawn at once (bounds the memory of a large cell's resampling)."""
+
+
+def _chunks(total: int, size: int) -> list[int]:
+    return [min(size, total - start) for start in range(0, total, size)]
+
+
+def _resample_counts(rng: np.random.Generator, units: int, resamples: int) -> np.ndarray:
+    """How often each of `units` conversations is drawn in each of `resamples` resamples."""
+    picked = rng.integers(0, units, size=(resamples, units))
+    counts = np.zeros((resamples, units))
+    np.add.at(counts, (np.repeat(np.arange(resamples), units), picked.ravel()), 1.0)
+    return counts
+
+
 def _why_not(cross: np.ndarray, transitions: int, conversations: int) -> str | None:
     if transitions == 0:
         return "no transitions with an opinion, the round before, round 0 and the neighbours"
     if conversations < 2:
         return "fewer than 2 conversations: no bootstrap over conversations"
-    if not _separable(cross):
+    if not bool(_separable(cross)):
         return (
             "the neighbours' and the initial opinions do not vary apart from the agent's last "
             "one: susceptibility and stubbornness cannot be told apart"
@@ -168,13 +221,13 @@ def fit_group(data: pd.DataFrame, *, resamples: int = RESAMPLES, seed: int = 0) 
     missing = len(data) - len(usable)
     ids = usable["conversation_id"].astype(str).to_numpy()
     columns = [usable[c].to_numpy(dtype=float) for c in ("y", "previous", "initial", "neighbours")]
-    unique = sorted(set(ids))
-    per_conversation = (
-        np.stack([products(*(col[ids == cid] for col in columns)) for cid in unique])
-        if unique
-        else np.zeros((0, 3, 3))
-    )
-    whole = per_conversation.sum(axis=0) if unique else np.zeros((3, 3))
+    unique, codes = np.unique(ids, return_inverse=True)
+    y, previous, initial, neighbours = columns
+    regressors = np.column_stack([neighbours - previous, initial - previous, y - previous])
+    outer = regressors[:, :, None] * regressors[:, None, :]  # each transition's products
+    per_conversation = np.zeros((len(unique), 3, 3))
+    np.add.at(per_conversation, codes, outer)
+    whole = per_conversation.sum(axis=0)
     skipped = _why_not(whole, len(usable), len(unique))
     figures: dict[str, Any] = {
         "conversations": len(set(data["conversation_id"].astype(str))),
@@ -195,16 +248,15 @@ def fit_group(data: pd.DataFrame, *, resamples: int = RESAMPLES, seed: int = 0) 
         figures["baseline_rmse"] = float(np.sqrt(sse_base / n))
         figures["inertia"] = 1.0 - a - s
         rng = np.random.default_rng(seed)
-        for _ in range(resamples):
-            picked = rng.integers(0, len(unique), size=len(unique))
-            resample = per_conversation[picked].sum(axis=0)
-            if not _separable(resample):
-                continue
-            ba, bs, bsse, bbase = fit_products(resample)
-            draws["a"].append(ba)
-            draws["s"].append(bs)
-            r = _reduction(bsse, bbase)
-            draws["reduction"].append(np.nan if r is None else r)
+        flat = per_conversation.reshape(len(unique), 9)
+        resampled = np.concatenate(
+            [_resample_counts(rng, len(unique), size) @ flat for size in _chunks(resamples, CHUNK)]
+        ).reshape(resamples, 3, 3)
+        ok = _separable(resampled)
+        ba, bs, bsse, bbase = box_fits(resampled[ok])
+        draws["a"], draws["s"] = ba.tolist(), bs.tolist()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            draws["reduction"] = np.where(bbase > 0, 1.0 - bsse / bbase, np.nan).tolist()
     else:
         figures.update(rmse=None, baseline_rmse=None, inertia=None)
     n = figures["conversations"]

@@ -57,7 +57,16 @@ def influence_section(report: Report, influence: Influence) -> None:
         "baseline: it describes how opinions moved, not why.",
     )
     frame = influence_frame(influence)
-    report.table("influence", frame)
+    keys = [c for c in frame.columns if c not in _MEASURES] + ["channel"]
+    weights = [*keys, "conversations", "transitions", *_WEIGHTS]
+    errors = [*keys, "inertia", "rmse", "baseline_rmse", *_ERRORS, "missing", "skipped"]
+    report.table("influence", frame[weights], "Susceptibility a and stubbornness s, 95 % intervals")
+    report.table(
+        "influence_error",
+        frame[errors],
+        "Inertia 1 − a − s; root-mean-square errors of the fit and of the no-influence fit "
+        "(a = 0); the share of the latter's squared error the neighbours explain",
+    )
     fitted = frame[frame["susceptibility"].notna() & frame["susceptibility_low"].notna()]
     if fitted.empty:
         return
@@ -80,6 +89,15 @@ def influence_section(report: Report, influence: Influence) -> None:
     report.figure(fig, "Susceptibility a with its 95 % bootstrap interval, per channel.")
 
 
+_WEIGHTS = [
+    "susceptibility",
+    "susceptibility_low",
+    "susceptibility_high",
+    "stubbornness",
+    "stubbornness_low",
+    "stubbornness_high",
+]
+_ERRORS = ["error_reduction", "error_reduction_low", "error_reduction_high"]
 _MEASURES = {
     "channel",
     "conversations",
