@@ -14,7 +14,14 @@ import pytest
 import yaml
 
 import backchannel as bc
-from backchannel.analysis import EVENT_COLUMNS, LABEL_COLUMNS, OPINION_COLUMNS, RunTables
+from backchannel.analysis import (
+    EVENT_COLUMNS,
+    LABEL_COLUMNS,
+    OPINION_COLUMNS,
+    Design,
+    RunTables,
+    separation_problems,
+)
 from backchannel.paradigms import AnalysisOptions
 from backchannel.paradigms.peer_pressure import PeerPressure
 
@@ -200,8 +207,11 @@ def test_the_fit_recovers_the_planted_susceptibility(tmp_path: Path) -> None:
     path = tmp_path / "experiment.yaml"
     path.write_text(yaml.safe_dump(experiment))
     run = bc.run(path, tmp_path / "run")
-    influence = run.metrics().influence
+    metrics = run.metrics()
+    influence = metrics.influence
     assert influence is not None
+    assert separation_problems(metrics, Design.of(run.tables)) == []
+    assert "influence" in metrics.as_json()
     rows = influence.rows
     assert {(r.cell["k"], r.channel) for r in rows} == {
         (k, c) for k in (1, 2) for c in ("private", "public")
@@ -215,3 +225,5 @@ def test_the_fit_recovers_the_planted_susceptibility(tmp_path: Path) -> None:
         # Planted: the initial opinion (0) takes the rest, the last opinion nothing.
         assert s.low <= 1 - SUSCEPTIBILITY <= s.high, (row.cell, row.channel, s)
         assert row.error_reduction.estimate > 0
+    html = run.report(tmp_path / "report").read_text(encoding="utf-8")
+    assert "Influence (Friedkin-Johnsen)" in html
