@@ -28,6 +28,8 @@ ratio means nothing (run it alone); the token counts hold either way.
 `--busy-core` runs the default setting a second time while a process of its own keeps one core
 busy (a loop, started before that run and stopped after it), and prints the busy / quiet ratio
 of wall times (target at most 2.5): what the quickstart costs on a machine doing other work.
+Under the same load it also runs with a thread per core (the former default, `threads` set to
+the usable cores), against the default's threads sized to the cores left free.
 
 Run: python bench/quickstart.py [--setting default|baseline|both] [--busy-core] [--paradigms]
 """
@@ -52,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import machine, table, temporary_directory
 
 from backchannel import open_run, orchestration
+from backchannel.backends._free_cores import free_cores, usable_cores
 from backchannel.backends._local import LocalBackend, resolve_model_path
 from backchannel.experiment import load_experiment
 
@@ -224,6 +227,7 @@ def calibrate(local: dict[str, Any]) -> Rates:
 def quickstart_row(name: str, local: dict[str, Any]) -> list[object]:
     """Run the quickstart under one setting and measure; one table row."""
     settings = {**yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))["local"], **local}
+    threads = settings.get("threads") or free_cores()
     with temporary_directory() as directory:
         wall = run(QUICKSTART, directory / "run", local=local)
         tokens = run_tokens(directory / "run")
@@ -235,6 +239,7 @@ def quickstart_row(name: str, local: dict[str, Any]) -> list[object]:
         raise RuntimeError(f"{tokens.without_timings} calls came back without llama.cpp timings")
     return [
         name,
+        threads,
         wall,
         tokens.calls,
         tokens.sent,
@@ -250,21 +255,28 @@ def quickstart_row(name: str, local: dict[str, Any]) -> list[object]:
     ]
 
 
-def busy_row(local: dict[str, Any]) -> list[object]:
-    """`quickstart_row` of the default setting while a loop of its own keeps one core busy."""
+def busy_rows(local: dict[str, Any]) -> list[list[object]]:
+    """`quickstart_row` of the default setting while a loop of its own keeps one core busy: with
+    the threads sized to the free cores (the default), and with a thread per core (the former
+    default), side by side under the same load."""
     import subprocess
 
+    every_core = {**local, "threads": usable_cores()}
     loop = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
     try:
-        row = quickstart_row("default, one core busy", local)
+        time.sleep(1.0)  # the loop is running before the threads are sized
+        rows = [quickstart_row("default, one core busy", local)]
+        if "threads" not in local:
+            rows.append(quickstart_row("a thread per core, one core busy", every_core))
     finally:
         loop.kill()
         loop.wait()
-    return row
+    return rows
 
 
 QUICKSTART_HEADERS = [
     "setting",
+    "threads",
     "wall s",
     "calls",
     "prompt sent",
@@ -310,7 +322,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=3, help="conversations per example")
     parser.add_argument("--examples", nargs="*", default=[], help="example names (default all)")
     parser.add_argument("--skip-quickstart", action="store_true")
-    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: all cores)")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: the free cores)")
     parser.add_argument(
         "--busy-core", action="store_true", help="also run while one core is kept busy"
     )
@@ -321,17 +333,21 @@ def main() -> None:
         names = list(SETTINGS) if args.setting == "both" else [args.setting]
         rows = [quickstart_row(name, {**SETTINGS[name], **extra}) for name in names]
         if args.busy_core:
-            rows.append(busy_row({**SETTINGS["default"], **extra}))
+            rows.extend(busy_rows({**SETTINGS["default"], **extra}))
         print(table(QUICKSTART_HEADERS, rows))
         if args.busy_core:
             quiet = next(row for row in rows if row[0] == "default")
-            ratio = rows[-1][1] / quiet[1]
+            busy = next(row for row in rows if row[0] == "default, one core busy")
+            ratio = busy[2] / quiet[2]
             print(f"one core busy / quiet: {ratio:.2f} (target at most {TARGET_BUSY})")
+            former = [row for row in rows if row[0].startswith("a thread per core")]
+            if former:
+                print(f"a thread per core, one core busy / quiet: {former[0][2] / quiet[2]:.2f}")
         best = rows[0]
         print(
-            f"quickstart ({best[0]}): {best[1]:.1f} s (target {TARGET_S:.0f} s), "
+            f"quickstart ({best[0]}): {best[2]:.1f} s (target {TARGET_S:.0f} s), "
             f"wall/bound {best[-1]:.2f} (target {TARGET_BOUND}), "
-            f"evaluated/sent {best[5]:.3f} (target {TARGET_REUSE})"
+            f"evaluated/sent {best[6]:.3f} (target {TARGET_REUSE})"
         )
     if args.paradigms:
         print(

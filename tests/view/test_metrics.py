@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from backchannel.analysis import jsonable
-from backchannel.paradigms import AnalysisOptions, get_paradigm
+from backchannel.paradigms import AnalysisOptions, get_paradigm, with_kit_sections
 from backchannel.store import RunStore
 from backchannel.view import ListQuery, RunReader, view_of
 from backchannel.view._headline import finite
@@ -141,7 +141,10 @@ def test_headline_metrics_are_the_paradigms_metrics_of_the_run(tmp_path: Path) -
     store = RunStore(run)
     expected = store.tables()
     store.close()
-    direct = get_paradigm("peer_pressure").metrics(expected, AnalysisOptions())
+    paradigm, options = get_paradigm("peer_pressure"), AnalysisOptions()
+    direct = with_kit_sections(
+        paradigm, expected, options, paradigm.metrics(expected, options)
+    )  # the paradigm's metrics with the shared kit sections, as every command shows them
     got = RunReader(run).headline()
     assert got == {"metrics": finite(json.loads(json.dumps(jsonable(direct), default=str)))}
 

@@ -10,6 +10,19 @@ from backchannel._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from backchannel.analysis._agreement_stats import Kappa, cohens_kappa
+    from backchannel.analysis._divergence import (
+        STANCE_PAIR_COLUMNS,
+        check_stance_pairs,
+        classify_pairs,
+        clustered_proportion_ci,
+        divergence,
+        divergent_turns,
+    )
+    from backchannel.analysis._divergence_results import (
+        Divergence,
+        DivergenceRow,
+        DivergenceTest,
+    )
     from backchannel.analysis._effects import (
         rank_biserial_independent,
         rank_biserial_independent_ci,
@@ -37,6 +50,7 @@ if TYPE_CHECKING:
     )
     from backchannel.analysis._json import finite_or_none, jsonable
     from backchannel.analysis._multiple import bonferroni, holm
+    from backchannel.analysis._records import CellRow, IntervalRecord, Record
     from backchannel.analysis._regression import (
         Coefficient,
         OlsFit,
@@ -62,11 +76,8 @@ if TYPE_CHECKING:
         wilcoxon_signed_rank,
     )
     from backchannel.analysis._typed import (
-        CellRow,
         Design,
-        IntervalRecord,
         Metrics,
-        Record,
         cell_groups,
         rows_frame,
         separation_problems,
@@ -77,10 +88,14 @@ __all__ = [
     "EVENT_COLUMNS",
     "LABEL_COLUMNS",
     "OPINION_COLUMNS",
+    "STANCE_PAIR_COLUMNS",
     "ZERO_TOLERANCE",
     "CellRow",
     "Coefficient",
     "Design",
+    "Divergence",
+    "DivergenceRow",
+    "DivergenceTest",
     "Headline",
     "HeadlineValue",
     "Influence",
@@ -101,10 +116,15 @@ __all__ = [
     "bonferroni",
     "bootstrap_mean_ci",
     "cell_groups",
+    "check_stance_pairs",
+    "classify_pairs",
+    "clustered_proportion_ci",
     "cohens_kappa",
     "compare_study",
     "comparison_frame",
     "decode_json",
+    "divergence",
+    "divergent_turns",
     "finite_or_none",
     "fit_influence",
     "holm",
@@ -134,6 +154,15 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         globals(),
         {
             "._agreement_stats": ("Kappa", "cohens_kappa"),
+            "._divergence_results": ("Divergence", "DivergenceRow", "DivergenceTest"),
+            "._divergence": (
+                "STANCE_PAIR_COLUMNS",
+                "check_stance_pairs",
+                "classify_pairs",
+                "clustered_proportion_ci",
+                "divergence",
+                "divergent_turns",
+            ),
             "._effects": (
                 "rank_biserial_independent",
                 "rank_biserial_independent_ci",
@@ -170,12 +199,10 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "RunTables",
                 "decode_json",
             ),
+            "._records": ("CellRow", "IntervalRecord", "Record"),
             "._typed": (
-                "CellRow",
                 "Design",
                 "Metrics",
-                "IntervalRecord",
-                "Record",
                 "cell_groups",
                 "rows_frame",
                 "separation_problems",

@@ -1,6 +1,9 @@
-"""The rows and records typed results are built from: per-cell rows whose undeclared keys are
-the run's factors, and nested records (intervals, tests, fits). Every section model (a
-paradigm's, a kit's) builds on these; `Metrics` and the design live in `_typed`."""
+"""The row types of typed results: per-cell rows, nested records and intervals.
+
+A per-cell row (`CellRow`) carries typed measures and the cell's factor levels as its other
+keys; a `Record` is a nested part that is not per cell. `Metrics` (analysis/_typed.py) is
+built from these; kit sections build on them too, so they live apart from it.
+"""
 
 from __future__ import annotations
 

@@ -15,19 +15,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-)
+from pydantic import BaseModel, ConfigDict, Field
 
+from backchannel.analysis._divergence_results import Divergence
 from backchannel.analysis._influence_results import Influence
-from backchannel.analysis._records import (
-    FACTORS_CONTEXT,
-    CellRow,
-    IntervalRecord,
-    Record,
-)
+from backchannel.analysis._records import FACTORS_CONTEXT, CellRow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +28,11 @@ if TYPE_CHECKING:
     from backchannel.analysis._tables import RunTables
 
 M = TypeVar("M", bound="Metrics")
+
+KIT_SECTIONS = ("divergence", "influence")
+"""The optional sections every paradigm's metrics may carry, filled by the shared layer."""
+KIT_RUN_LEVEL = frozenset({"divergence.tests"})
+"""Parts of the kit's sections that compare cells, so belong to no one cell."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +102,12 @@ class Metrics(BaseModel):
 
     pooled: dict[str, list[str]] = Field(default_factory=dict)
     """Section path (e.g. `network.infection_by_model`) -> the factors it averages over."""
+    divergence: Divergence | None = None
+    """Say versus believe (docs/divergence.md): filled by the shared layer from the
+    paradigm's `stance_pairs` after its `metrics()`; None when the paradigm reads no stances."""
     influence: Influence | None = None
-    """The Friedkin-Johnsen fit per cell, model and channel (`analysis.fit_influence`), filled
-    by the shared layer from the paradigm's `opinion_trajectories` hook; None without one."""
+    """The Friedkin-Johnsen fit per cell, model and channel (docs/influence.md), filled by the
+    shared layer from the paradigm's `opinion_trajectories`; None without them."""
 
     @classmethod
     def build(cls: type[M], data: Mapping[str, Any], design: Design | Sequence[str]) -> M:
@@ -121,8 +121,10 @@ class Metrics(BaseModel):
         data = self.model_dump(mode="json")
         if not data.get("pooled"):
             data.pop("pooled", None)
-        if data.get("influence") is None:
-            data.pop("influence", None)
+        for name in KIT_SECTIONS:  # the kit's sections follow the paradigm's own
+            value = data.pop(name, None)
+            if value is not None:
+                data[name] = value
         return data
 
     def headline(self) -> Headline | None:
@@ -147,8 +149,10 @@ class Metrics(BaseModel):
     def sections(self) -> Iterator[tuple[str, Any]]:
         """(name, value) of every section field, in order."""
         for name in type(self).model_fields:
-            if name != "pooled" and not (name == "influence" and self.influence is None):
+            if name != "pooled" and name not in KIT_SECTIONS:
                 yield name, getattr(self, name)
+        for name in KIT_SECTIONS:
+            yield name, getattr(self, name)
 
 
 def _frames(data: Mapping[str, Any], path: str, out: dict[str, pd.DataFrame]) -> None:
@@ -181,7 +185,8 @@ def separation_problems(metrics: Metrics, design: Design | Sequence[str]) -> lis
     factors = design.factors if isinstance(design, Design) else tuple(design)
     problems: list[str] = []
     for name, value in metrics.sections():
-        _walk(value, name, factors, metrics.pooled, problems, type(metrics).run_level)
+        run_level = type(metrics).run_level | KIT_RUN_LEVEL
+        _walk(value, name, factors, metrics.pooled, problems, run_level)
     return problems
 
 
@@ -301,17 +306,3 @@ def _natural(value: Any) -> tuple[int, float, str]:
     if isinstance(value, str):
         return (2, 0.0, value)
     return (3, 0.0, json.dumps(value, sort_keys=True, default=str))
-
-
-__all__ = [
-    "FACTORS_CONTEXT",
-    "CellRow",
-    "Design",
-    "Influence",
-    "IntervalRecord",
-    "Metrics",
-    "Record",
-    "cell_groups",
-    "rows_frame",
-    "separation_problems",
-]

@@ -121,9 +121,10 @@ class LocalSettings:
     context_per_slot: Annotated[int, Field(ge=256, description="Context length of each slot.")] = (
         4096
     )
-    threads: Annotated[int | None, Field(ge=1, description="CPU threads; default all cores.")] = (
-        None
-    )
+    threads: Annotated[
+        int | None,
+        Field(ge=1, description="CPU threads; default the cores left free when the model loads."),
+    ] = None
     max_in_flight: Annotated[
         int | None,
         Field(ge=1, description="In-flight requests; default the slots, so turns go first."),

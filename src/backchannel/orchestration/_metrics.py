@@ -28,28 +28,8 @@ def compute_metrics(
                 f"--{option.replace('_', '-')} {name}: no labels of that judge in the run; "
                 f"judges in the run: {listed}"
             )
+    from backchannel.paradigms import with_kit_sections
+
     with tables.reuse():  # the metrics share one decoding of the run's events
-        figures = paradigm.metrics(tables, options)
-        return with_influence(paradigm, tables, options, figures)
-
-
-def with_influence(
-    paradigm: Paradigm[Any],
-    tables: RunTables,
-    options: AnalysisOptions,
-    figures: Metrics | dict[str, Any],
-) -> Metrics | dict[str, Any]:
-    """`figures` with the Friedkin-Johnsen fit of the paradigm's opinion trajectories as its
-    `influence` section (unchanged when the paradigm has no such hook or untyped results)."""
-    from backchannel.analysis import Design, Metrics, fit_influence
-
-    if not isinstance(figures, Metrics):
-        return figures
-    frame = paradigm.opinion_trajectories(tables, options)
-    if frame is None:
-        return figures
-    design = Design.of(tables)
-    levels = design.levels(tables.done_conversations())
-    seed = int(tables.manifest.get("seed") or 0)
-    influence = fit_influence(frame, levels, design.factors, seed=seed)
-    return figures.model_copy(update={"influence": influence})
+        metrics = paradigm.metrics(tables, options)
+        return with_kit_sections(paradigm, tables, options, metrics)

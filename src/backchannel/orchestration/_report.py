@@ -69,6 +69,10 @@ def _write_report(
         report.section(headline.title, headline.note or None)
         report.headline(headline, "The study's main table, from this run")
     paradigm.report(tables, figures, report)
+    if isinstance(figures, Metrics) and figures.divergence is not None:
+        from backchannel.report import divergence_section
+
+        divergence_section(report, figures.divergence)
     if isinstance(figures, Metrics) and figures.influence is not None:
         from backchannel.report import influence_section
 

@@ -143,6 +143,13 @@ class Paradigm(ABC, Generic[S]):
     def report(self, tables: RunTables, metrics: Any, report: Report) -> None:
         """Fill the HTML report from what `metrics` returned."""
 
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame | None:
+        """Each public turn of a finished conversation beside the same agent's nearest private
+        answer on the same question, read as moved toward the pressure or not (the columns of
+        `backchannel.analysis.STANCE_PAIR_COLUMNS`; docs/divergence.md). The shared layer turns
+        them into the `divergence` section of the metrics; None (default): no such reading."""
+        return None
+
     def tables(self, tables: RunTables) -> dict[str, pd.DataFrame]:
         """Tidy tables of this paradigm beyond events, labels and conversations, by name
         (written by `backchannel export` next to them); none by default."""

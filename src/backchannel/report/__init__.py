@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from backchannel._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from backchannel.report._divergence import divergence_section
     from backchannel.report._figures import (
         bar_with_intervals,
         line_over_rounds,
@@ -21,6 +22,7 @@ __all__ = [
     "Report",
     "ViewerLinks",
     "bar_with_intervals",
+    "divergence_section",
     "format_scalar",
     "influence_frame",
     "influence_section",
@@ -35,6 +37,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
     __getattr__, __dir__ = lazy_exports(
         globals(),
         {
+            "._divergence": ("divergence_section",),
             "._figures": ("bar_with_intervals", "line_over_rounds", "shared_ylim", "stacked_bars"),
             "._format": ("format_scalar", "is_proportion_name"),
             "._html": ("Report",),

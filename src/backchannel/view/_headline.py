@@ -17,7 +17,7 @@ from backchannel.errors import ConfigError
 
 def headline_metrics(tables: RunTables) -> dict[str, Any]:
     """{"metrics": ...} from the paradigm, or {"error": why} when they cannot be computed."""
-    from backchannel.paradigms import AnalysisOptions, get_paradigm
+    from backchannel.paradigms import AnalysisOptions, get_paradigm, with_kit_sections
 
     name = str(tables.manifest.get("paradigm", ""))
     try:
@@ -27,7 +27,11 @@ def headline_metrics(tables: RunTables) -> dict[str, Any]:
     if not (tables.conversations["status"] == "done").any():
         return {"error": "no conversation is done yet, so there are no metrics"}
     try:
-        metrics = paradigm.metrics(tables, AnalysisOptions())
+        options = AnalysisOptions()
+        with tables.reuse():
+            metrics = with_kit_sections(
+                paradigm, tables, options, paradigm.metrics(tables, options)
+            )
     except Exception as error:  # the page shows why instead of failing
         return {"error": f"the metrics cannot be computed: {type(error).__name__}: {error}"}
     return {"metrics": finite(json.loads(json.dumps(jsonable(metrics), default=str)))}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 
 SCRIPTS = ("core.js", "api.js", "plot.js", "graph.js", "detail.js", "timeline.js", "panels.js")
-PAGES = ("run.js", "list.js", "conversation.js", "main.js")
+PAGES = ("run.js", "list.js", "conversation.js", "divergent.js", "main.js")
 STATIC_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "base-uri 'none'; form-action 'none'"

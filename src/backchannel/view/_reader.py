@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +199,20 @@ class RunReader:
 
         try:
             return headline_metrics(store.tables())
+        finally:
+            store.close()
+
+    def divergent(self, judge: str | None = None) -> dict[str, Any]:
+        """The run's divergent turns (what the metrics' divergence section counts), through the
+        run store opened read-only; {"error": why} when there are none to read."""
+        try:
+            store = RunStore(self.directory, readonly=True)
+        except BackchannelError as error:
+            return {"error": str(error)}
+        from backchannel.view._divergent import divergent_of
+
+        try:
+            return divergent_of(store.tables(), judge)
         finally:
             store.close()
 
@@ -467,6 +481,7 @@ class RunReader:
         )
         conversation.update(figures.get(conversation_id, {"metrics": {}, "badges": []}))
         page = pages[0]
+        divergent = self._divergent_in(raw, stored, label_rows, judge)
         found: dict[str, Any] = {
             "paradigm": self.paradigm,
             "primary_judge": primary,
@@ -474,6 +489,7 @@ class RunReader:
             "events": events,
             "round_labels": self._figures.round_labels(int(e["round"]) for e in events),
             "page": page,
+            "divergent": divergent,
         }
         if judges and page is not None:
             found["pages"] = {
@@ -482,6 +498,21 @@ class RunReader:
                 if alternative is not None and {**alternative, "judge": chosen} != page
             }
         return found
+
+    def _divergent_in(
+        self,
+        conversation: Mapping[str, Any],
+        events: list[dict[str, Any]],
+        labels: list[dict[str, Any]],
+        judge: str | None,
+    ) -> dict[str, Any]:
+        """The divergent turns of one finished conversation ({"turns": []} for another)."""
+        if conversation.get("status") != "done":
+            return {"turns": []}
+        from backchannel.view._divergent import divergent_of
+        from backchannel.view._tables import tables_of
+
+        return divergent_of(tables_of(self.manifest, [conversation], events, labels), judge)
 
     def event(self, conversation_id: str, seq: int) -> dict[str, Any] | None:
         """One event with its prompt (the messages the model received) and every judge label."""

@@ -139,6 +139,10 @@ async def _metrics(request: web.Request) -> web.Response:
     return _json(_reader(request).headline())
 
 
+async def _divergent(request: web.Request) -> web.Response:
+    return _json(_reader(request).divergent(request.query.get("judge") or None))
+
+
 class _Connection(web.RequestHandler):
     """aiohttp's connection handler, whose own answers to a request it cannot parse (400) carry
     the security headers too (they are made before any application code runs)."""
@@ -200,5 +204,6 @@ def make_app(readers: list[RunReader], *, hosts: set[str] | None = None) -> web.
     app.router.add_get("/api/runs/{run}/conversation", _conversation)
     app.router.add_get("/api/runs/{run}/event", _event)
     app.router.add_get("/api/runs/{run}/metrics", _metrics)
+    app.router.add_get("/api/runs/{run}/divergent", _divergent)
     app.router.add_static("/static/", str(static), follow_symlinks=False)
     return app

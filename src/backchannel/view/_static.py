@@ -128,3 +128,6 @@ def _write(readers: list[RunReader], folder: Path) -> None:
         (run_folder / "metrics.js").write_text(
             _script(f"metrics/{index}", metrics), encoding="utf-8"
         )
+        (run_folder / "divergent.js").write_text(
+            _script(f"divergent/{index}", reader.divergent()), encoding="utf-8"
+        )

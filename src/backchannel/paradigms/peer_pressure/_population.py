@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backchannel.backends import Population, PopulationCall
 from backchannel.datasets import KNOW, FactItem, knows
@@ -80,6 +80,33 @@ class PeerPressurePopulation(BaseModel):
         description="Friedkin-Johnsen rule (null: off): each private answer and turn holds the "
         "false answer with probability susceptibility x the neighbours' expressed mean.",
     )
+    hidden_change: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Planted divergence: chance that an exposed honest agent's round is a hidden "
+        "change (false answer in private, none in public). Set, this or `public_accommodation` "
+        "makes every other exposed round consistent: the agent says what it believes.",
+    )
+    public_accommodation: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Planted divergence: chance that an exposed honest agent's round is public "
+        "accommodation (endorses the false answer in public, keeps its own answer in private).",
+    )
+
+    @model_validator(mode="after")
+    def _rates_fit(self) -> PeerPressurePopulation:
+        total = (self.hidden_change or 0.0) + (self.public_accommodation or 0.0)
+        if total > 1:
+            raise ValueError("hidden_change + public_accommodation cannot exceed 1")
+        return self
+
+    @property
+    def plants_divergence(self) -> bool:
+        """Whether the planted divergence rates decide what exposed agents say and believe."""
+        return self.hidden_change is not None or self.public_accommodation is not None
 
 
 Call = PopulationCall[PeerPressurePopulation]
@@ -126,18 +153,28 @@ class _Agent:
         self.infected = self.exposed and threshold < 1 - (1 - rules.adopt) ** exposure
         if rules.susceptibility is not None:
             self.infected = fj_holds(call, rules.susceptibility, counts_own)
+        self.planted = _planted_round(call, question) if self.exposed else CONSISTENT
 
     def private(self, group: bool) -> str:
         if group and self.majority is not None:
             return f"{self.majority}."
+        if self.planted == HIDDEN and self.false is not None:
+            return f"{self.false}."
+        if self.planted == ACCOMMODATION:
+            return self._own_answer()
         if self.infected and self.false is not None:
             return f"{self.false}."
+        return self._own_answer()
+
+    def _own_answer(self) -> str:
         if self.knows and self.truth is not None:
             return f"{self.truth}."
         return "I do not know."
 
     def public(self, call: Call) -> str:
         rules = self.rules
+        if rules.plants_divergence:
+            return self._planted_public()
         if rules.susceptibility is not None:
             return self._fj_public()
         u = call.fresh("express")
@@ -169,6 +206,21 @@ class _Agent:
             return f"The answer is {self.truth}, not {self.false}."
         return f"I believe the answer is {self.truth}."
 
+    def _planted_public(self) -> str:
+        """What an agent says under planted divergence: endorses in an accommodating round,
+        holds back in a hidden one, and otherwise says what it believes."""
+        if self.false is not None and (
+            self.planted == ACCOMMODATION or (self.planted == CONSISTENT and self.infected)
+        ):
+            return f"{ENDORSER_SAYS}{self.false}."
+        if self.planted == HIDDEN:
+            return "Let us look at the evidence for this question before anyone decides."
+        if not self.knows or self.truth is None:
+            return "I am not sure what the answer is; I would like to hear the evidence."
+        if self.false is None:
+            return f"I believe the answer is {self.truth}."
+        return f"The answer is {self.truth}, not {self.false}."
+
 
 def expressed_mean(call: Call, counts_own: bool = False) -> float | None:
     """The mean of the latest expressed opinion of every other agent in the memory view: 1 for
@@ -190,6 +242,27 @@ def fj_holds(call: Call, susceptibility: float, counts_own: bool = False) -> boo
     probability susceptibility x the neighbours' expressed mean (initial opinion 0)."""
     mean = expressed_mean(call, counts_own)
     return mean is not None and call.fresh("fj") < susceptibility * mean
+
+
+HIDDEN, ACCOMMODATION, CONSISTENT = "hidden", "accommodation", "consistent"
+
+
+def _planted_round(call: Call, question: str) -> str:
+    """Whether an exposed agent's round is a hidden change, public accommodation or neither,
+    by a uniform number fixed for (model, agent, question, replicate, round): its turn and
+    the probes about that round read the same draw."""
+    rules = call.params
+    if not rules.plants_divergence:
+        return CONSISTENT
+    hidden, accommodation = rules.hidden_change or 0.0, rules.public_accommodation or 0.0
+    u = call.uniform(
+        call.model, call.system, question, call.request.replicate, call.info.round, "planted"
+    )
+    if u < hidden:
+        return HIDDEN
+    if u < hidden + accommodation:
+        return ACCOMMODATION
+    return CONSISTENT
 
 
 def _pushed(call: Call) -> str | None:

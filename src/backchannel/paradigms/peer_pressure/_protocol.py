@@ -32,6 +32,7 @@ from backchannel.paradigms.peer_pressure._group import Group, build_group, pool_
 from backchannel.paradigms.peer_pressure._judging import JUDGING
 from backchannel.paradigms.peer_pressure._population import POPULATION
 from backchannel.paradigms.peer_pressure._settings import PeerPressureSettings
+from backchannel.paradigms.peer_pressure._stances import stance_pairs
 from backchannel.paradigms.peer_pressure._view import VIEW
 from backchannel.seeding import derive_seed
 
@@ -253,6 +254,11 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
 
         judge = options.judge or default_judge(tables)
         return compute_metrics(tables, judge, options.second_judge)
+
+    def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each honest turn's endorsement beside the speaker's private answer after the round
+        (or off the record), for the kit's divergence measures (docs/divergence.md)."""
+        return stance_pairs(tables, options.judge or default_judge(tables))
 
     def opinion_trajectories(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
         """Whether each honest agent holds (private) and says (public) the pushed false answer,

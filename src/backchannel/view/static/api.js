@@ -118,5 +118,6 @@
       return found;
     },
     metrics: (run) => (staticMode ? load("metrics/" + run, "data/r" + run + "/metrics.js") : get("runs/" + run + "/metrics")),
+    divergent: (run) => (staticMode ? load("divergent/" + run, "data/r" + run + "/divergent.js") : get("runs/" + run + "/divergent")),
   };
 })();

@@ -49,6 +49,8 @@
     };
     const body = el("div", { class: "conv-body" });
     BC.renderPage(body, data, ctx);
+    const note = BC.markDivergent(body, data);
+    if (note) container.appendChild(note);
     container.appendChild(body);
     return ctx;
   };

@@ -84,7 +84,10 @@
     const live = el("p", { class: "note live", "aria-live": "polite" });
     container.append(
       el("h1", {}, (summary.name || summary.run_id) + ": conversations"),
-      form, figureNote, pager,
+      form,
+      el("p", { class: "divergent-link" }, "Filter: ", el("a", { href: BC.hash("/divergent/" + run) }, "divergent turns"),
+        " (public stance and private answer part ways)"),
+      figureNote, pager,
       el("table", { class: "conversations" }, el("thead", {}, el("tr", {}, el("th", {}, ""), header, metricHeads, withBadges ? el("th", {}, "") : null)), el("tbody", {}, rows)),
       live);
     if (!BC.api.staticMode) {

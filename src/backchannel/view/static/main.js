@@ -1,4 +1,5 @@
-// The router: #/ (runs), #/run/N (conversations), #/conv/N?id=... (one), #/compare?a=&b=.
+// The router: #/ (runs), #/run/N (conversations), #/conv/N?id=... (one), #/divergent/N
+// (the divergent turns), #/compare?a=&b=.
 "use strict";
 (function () {
   const BC = window.BC;
@@ -11,6 +12,7 @@
       if (parts.length === 0) await BC.pages.run(container);
       else if (parts[0] === "run" && parts.length === 2) await BC.pages.list(container, Number(parts[1]), route.params);
       else if (parts[0] === "conv" && parts.length === 2) await BC.pages.conversation(container, Number(parts[1]), route.params);
+      else if (parts[0] === "divergent" && parts.length === 2) await BC.pages.divergent(container, Number(parts[1]), route.params);
       else if (parts[0] === "compare") await BC.pages.compare(container, route.params);
       else throw new Error("there is no page " + JSON.stringify(route.path));
     } catch (error) {

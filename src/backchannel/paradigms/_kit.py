@@ -1,0 +1,47 @@
+"""The kit's sections of a paradigm's typed metrics, filled from the paradigm's hooks after its
+own `metrics()`: the one place `backchannel metrics`, `Run.metrics()`, the report and the
+viewer's metrics get them from."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backchannel.analysis import Metrics, RunTables
+    from backchannel.paradigms._base import AnalysisOptions, Paradigm
+
+
+def with_kit_sections(
+    paradigm: Paradigm[Any],
+    tables: RunTables,
+    options: AnalysisOptions,
+    metrics: Metrics | dict[str, Any],
+) -> Metrics | dict[str, Any]:
+    """`metrics` with the kit's sections filled from the paradigm's hooks (typed results only:
+    a paradigm that returns a plain dict gets none)."""
+    from backchannel.analysis import Design, Metrics, divergence
+
+    if not isinstance(metrics, Metrics):
+        return metrics
+    sections: dict[str, Any] = {}
+    pairs = paradigm.stance_pairs(tables, options)
+    if pairs is not None:
+        sections["divergence"] = divergence(pairs, Design.of(tables), tables.conversations)
+    influence = _influence(paradigm, tables, options)
+    if influence is not None:
+        sections["influence"] = influence
+    return metrics.model_copy(update=sections) if sections else metrics
+
+
+def _influence(paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions) -> Any:
+    """The Friedkin-Johnsen fit of the paradigm's opinion trajectories (None: it has none),
+    per cell of the design and model, bootstrapped from the run's seed."""
+    from backchannel.analysis import Design, fit_influence
+
+    frame = paradigm.opinion_trajectories(tables, options)
+    if frame is None:
+        return None
+    design = Design.of(tables)
+    levels = design.levels(tables.done_conversations())
+    seed = int(tables.manifest.get("seed") or 0)
+    return fit_influence(frame, levels, design.factors, seed=seed)
