@@ -48,7 +48,7 @@ OPINION_COLUMNS = (
   opinions among the turns it had seen when its private opinion was read / when it spoke
   in that round (NaN when it had seen none).
 
-Opinions are numbers on one scale per paradigm (peer pressure 0/1, dyad 0..6); a missing one
+Opinions are numbers on one scale per paradigm (a 0/1 answer, a 0..6 rating); a missing one
 (an unreadable answer) is NaN and the transitions that need it are counted as missing.
 """
 
@@ -81,13 +81,6 @@ def transitions(frame: pd.DataFrame, channel: str) -> pd.DataFrame:
     out["initial"] = initial
     out["neighbours"] = pd.to_numeric(data[f"neighbours_{channel}"], errors="coerce")
     return out[rounds >= 1].reset_index(drop=True)
-
-
-def fj_fit(
-    y: np.ndarray, previous: np.ndarray, initial: np.ndarray, neighbours: np.ndarray
-) -> tuple[float, float, float, float]:
-    """(a, s, SSE of the FJ fit, SSE of the no-influence fit) by bounded least squares."""
-    return fit_products(products(y, previous, initial, neighbours))
 
 
 def products(
