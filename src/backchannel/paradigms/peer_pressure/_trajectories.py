@@ -117,15 +117,31 @@ def _seen_means(
 ) -> tuple[Means, Means, Means]:
     """(agent, round) -> the reading of its own turn of the round, its neighbours' latest
     expressed mean before that turn, and at the end of the round."""
-    latest: dict[str, float] = {}
+    latest: dict[str, float] = {}  # each agent's latest seen reading (NaN: seen, unread)
+    total, count = 0.0, 0  # over every known latest reading: a room where all hear all
+    everyone = set(heard)
+    hears_all = {agent: heard[agent] | {agent} == everyone for agent in heard}
     spoken: dict[tuple[str, int], float] = {}
     before: dict[tuple[str, int], float] = {}
     after: dict[tuple[str, int], float] = {}
 
     def mean(agent: str) -> float:
-        values = [latest[j] for j in heard.get(agent, ()) if j in latest]
-        known = [v for v in values if not np.isnan(v)]
+        if hears_all.get(agent, False):  # hears everyone: the running sum less its own
+            own = latest.get(agent, np.nan)
+            mine = 0 if np.isnan(own) else 1
+            n = count - mine
+            return (total - (own if mine else 0.0)) / n if n else np.nan
+        known = [latest[j] for j in heard.get(agent, ()) if not np.isnan(latest.get(j, np.nan))]
         return float(np.mean(known)) if known else np.nan
+
+    def update(agent: str, reading: float) -> None:
+        nonlocal total, count
+        old = latest.get(agent, np.nan)
+        if not np.isnan(old):
+            total, count = total - old, count - 1
+        if not np.isnan(reading):
+            total, count = total + reading, count + 1
+        latest[agent] = reading
 
     rounds = dict(tuple(turns.groupby("round", sort=True))) if len(turns) else {}
     for round_ in range(1, last + 1):
@@ -137,7 +153,7 @@ def _seen_means(
                 before[(agent, round_)] = mean(agent)
                 spoken[(agent, round_)] = float(reading)
                 if status == "ok":
-                    latest[agent] = float(reading)
+                    update(agent, float(reading))
         for agent in heard:
             after[(agent, round_)] = mean(agent)
     return spoken, before, after
