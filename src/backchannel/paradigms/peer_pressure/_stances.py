@@ -117,6 +117,9 @@ def _honest_turns(tables: RunTables, judge: str) -> pd.DataFrame:
 def _off_the_record(tables: RunTables, judge: str) -> pd.DataFrame:
     """The labelled off-the-record probes by conversation and the seq of the turn they follow
     (`off_seq`, `off_status`, `off_valid`, `off_label`); empty when the run asked none."""
+    core = tables.core_events  # events' meta is read only when the run has such probes
+    if not ((core["kind"] == "probe") & (core["name"] == OFF_THE_RECORD)).any():
+        return pd.DataFrame()
     events = tables.events_of(kind="probe", name=OFF_THE_RECORD, channel="private", role=HONEST)
     if events.empty:
         return pd.DataFrame()
