@@ -41,7 +41,8 @@ def opinion_trajectories(tables: RunTables, judge: str) -> pd.DataFrame:
         )
     }
     turns = _turn_readings(tables, judge)
-    probes = tables.events_of(kind="probe", name=MAIN_PROBE)
+    events = _done_events(tables)  # no event meta: nothing here needs it
+    probes = events[(events["kind"] == "probe") & (events["name"] == MAIN_PROBE)]
     probes = probes[probes["role"] == HONEST]
     last = probes.groupby("conversation_id")["round"].max()
     models = _models(tables)
@@ -80,7 +81,8 @@ def opinion_trajectories(tables: RunTables, judge: str) -> pd.DataFrame:
 
 def _turn_readings(tables: RunTables, judge: str) -> pd.DataFrame:
     """Every turn of finished conversations in speaking order, with its reading (NaN: none)."""
-    turns = tables.events_of(kind="message", name="turn")
+    events = _done_events(tables)
+    turns = events[(events["kind"] == "message") & (events["name"] == "turn")]
     columns = ["conversation_id", "seq", "round", "turn", "agent", "role", "status"]
     turns = turns[columns].astype({"seq": "int64", "round": "int64", "turn": "int64"})
     labels = tables.labels_for(judge)
@@ -157,6 +159,10 @@ def _seen_means(
         for agent in heard:
             after[(agent, round_)] = mean(agent)
     return spoken, before, after
+
+
+def _done_events(tables: RunTables) -> pd.DataFrame:
+    return tables.core_events[tables.done_events()]
 
 
 def _models(tables: RunTables) -> dict[tuple[str, str], str]:
