@@ -141,11 +141,11 @@ def test_headline_metrics_are_the_paradigms_metrics_of_the_run(tmp_path: Path) -
     store = RunStore(run)
     expected = store.tables()
     store.close()
-    paradigm = get_paradigm("peer_pressure")
+    paradigm, options = get_paradigm("peer_pressure"), AnalysisOptions()
     direct = with_kit_sections(
-        paradigm, expected, AnalysisOptions(), paradigm.metrics(expected, AnalysisOptions())
-    )
-    assert direct.divergence is not None  # the kit's sections, as `metrics` has them
+        paradigm, expected, options, paradigm.metrics(expected, options)
+    )  # the paradigm's metrics with the shared kit sections, as every command shows them
+    assert direct.divergence is not None
     got = RunReader(run).headline()
     assert got == {"metrics": finite(json.loads(json.dumps(jsonable(direct), default=str)))}
 

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
         comparison_frame,
         load_study,
     )
+    from backchannel.analysis._influence import OPINION_COLUMNS, fit_influence
+    from backchannel.analysis._influence_results import Influence, InfluenceRow
     from backchannel.analysis._intervals import (
         bca_mean_ci,
         bootstrap_mean_ci,
@@ -96,6 +98,7 @@ __all__ = [
     "CONVERSATION_BASE_COLUMNS",
     "EVENT_COLUMNS",
     "LABEL_COLUMNS",
+    "OPINION_COLUMNS",
     "ORDER_CHECKS",
     "ORDER_COLUMNS",
     "STANCE_PAIR_COLUMNS",
@@ -109,6 +112,8 @@ __all__ = [
     "DivergenceTest",
     "Headline",
     "HeadlineValue",
+    "Influence",
+    "InfluenceRow",
     "Interval",
     "IntervalRecord",
     "Kappa",
@@ -137,6 +142,7 @@ __all__ = [
     "divergence",
     "divergent_turns",
     "finite_or_none",
+    "fit_influence",
     "holm",
     "jsonable",
     "load_study",
@@ -193,6 +199,8 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "comparison_frame",
                 "load_study",
             ),
+            "._influence": ("OPINION_COLUMNS", "fit_influence"),
+            "._influence_results": ("Influence", "InfluenceRow"),
             "._intervals": (
                 "bca_mean_ci",
                 "bootstrap_mean_ci",

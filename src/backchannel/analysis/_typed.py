@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from backchannel.analysis._divergence_results import Divergence
+from backchannel.analysis._influence_results import Influence
 from backchannel.analysis._records import FACTORS_CONTEXT, CellRow, Record
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound="Metrics")
 
-KIT_SECTIONS = ("divergence", "validity")
+KIT_SECTIONS = ("divergence", "influence", "validity")
 """The optional sections every paradigm's metrics may carry, filled by the shared layer."""
 KIT_RUN_LEVEL = frozenset({"divergence.tests"})
 """Parts of the kit's sections that compare cells, so belong to no one cell."""
@@ -107,6 +108,9 @@ class Metrics(BaseModel):
     validity: SerializeAsAny[Record] | None = None
     """The validity checks (an `analysis.Validity`: awareness, order effects), filled by the
     shared layer after the paradigm's own metrics."""
+    influence: Influence | None = None
+    """The Friedkin-Johnsen fit per cell, model and channel (docs/influence.md), filled by the
+    shared layer from the paradigm's `opinion_trajectories`; None without them."""
 
     @classmethod
     def build(cls: type[M], data: Mapping[str, Any], design: Design | Sequence[str]) -> M:

@@ -82,6 +82,10 @@ def _write_report(
         from backchannel.report import divergence_section
 
         divergence_section(report, figures.divergence)
+    if isinstance(figures, Metrics) and figures.influence is not None:
+        from backchannel.report import influence_section
+
+        influence_section(report, figures.influence)
     _validity(report, figures)
     study = paradigm.study() if headline is not None else None
     if headline is not None and study is not None:

@@ -159,6 +159,14 @@ class Paradigm(ABC, Generic[S]):
         (written by `backchannel export` next to them); none by default."""
         return {}
 
+    def opinion_trajectories(
+        self, tables: RunTables, options: AnalysisOptions
+    ) -> pd.DataFrame | None:
+        """Each agent's private and public opinion per round with its neighbours' expressed
+        mean (`analysis.OPINION_COLUMNS`), which the shared layer fits the Friedkin-Johnsen
+        model to (the `influence` section); None (the default): no opinion on one scale."""
+        return None
+
     def study(self) -> Study | None:
         """The source study's published headline values (`study.yaml` in the paradigm's
         package), printed beside a run's by `metrics --compare-study` and the report."""

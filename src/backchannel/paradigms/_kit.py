@@ -29,7 +29,24 @@ def with_kit_sections(
     pairs = paradigm.stance_pairs(tables, options)
     if pairs is not None:
         update["divergence"] = divergence(pairs, Design.of(tables), tables.conversations)
+    influence = _influence(paradigm, tables, options)
+    if influence is not None:
+        update["influence"] = influence
     return metrics.model_copy(update=update)
+
+
+def _influence(paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions) -> Any:
+    """The Friedkin-Johnsen fit of the paradigm's opinion trajectories (None: it has none),
+    per cell of the design and model, bootstrapped from the run's seed."""
+    from backchannel.analysis import Design, fit_influence
+
+    frame = paradigm.opinion_trajectories(tables, options)
+    if frame is None:
+        return None
+    design = Design.of(tables)
+    levels = design.levels(tables.done_conversations())
+    seed = int(tables.manifest.get("seed") or 0)
+    return fit_influence(frame, levels, design.factors, seed=seed)
 
 
 def _validity(paradigm: Paradigm[Any], tables: RunTables) -> Any:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     )
     from backchannel.report._format import format_scalar, is_proportion_name
     from backchannel.report._html import Report
+    from backchannel.report._influence import influence_frame, influence_section
     from backchannel.report._links import DEFAULT_VIEWER, ViewerLinks, viewer_links
     from backchannel.report._validity import validity_section
 
@@ -24,6 +25,8 @@ __all__ = [
     "bar_with_intervals",
     "divergence_section",
     "format_scalar",
+    "influence_frame",
+    "influence_section",
     "is_proportion_name",
     "line_over_rounds",
     "shared_ylim",
@@ -40,6 +43,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
             "._figures": ("bar_with_intervals", "line_over_rounds", "shared_ylim", "stacked_bars"),
             "._format": ("format_scalar", "is_proportion_name"),
             "._html": ("Report",),
+            "._influence": ("influence_frame", "influence_section"),
             "._links": ("DEFAULT_VIEWER", "ViewerLinks", "viewer_links"),
             "._validity": ("validity_section",),
         },

@@ -16,6 +16,16 @@ Two planted lasting traits part what a role says from what it believes: a role i
 fixed per (model, instructions, statement, replicate), a hidden changer (`hidden_change`: it
 tags every reply IGNORE while its position closes up to one point of the gap each reply) or an
 accommodator (`public_accommodation`: it tags every reply ACCEPT while its position stays).
+With `susceptibility` a set, the Friedkin-Johnsen rule replaces these moves: positions are
+whole numbers (the start rounded) and ratings state them exactly. On reading each of the other's
+turns (the opening does not count) a role steps one point in the direction of
+d = a (other - own) + s (start - own) with probability min(1, |d|) (a times
+`manipulation_gain` after a manipulative turn; no step at the other's position), by a draw
+fixed for the role and the round read, so its ratings and its next turn agree. Its next turn
+states the new position, tagged ACCEPT for a step towards the other, REJECT for one away,
+IGNORE for none: exactly what the interaction state's accumulator makes of the tag, so the
+state is the position, and its expected change is the Friedkin-Johnsen one with
+susceptibility a and stubbornness s (while |d| <= 1).
 """
 
 from __future__ import annotations
@@ -94,6 +104,20 @@ class DyadPopulation(BaseModel):
             raise ValueError("hidden_change + public_accommodation must not exceed 1")
         return self
 
+    susceptibility: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Friedkin-Johnsen rule (null: off): the weight of the other's stated "
+        "position in each whole-point step.",
+    )
+    stubbornness: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Friedkin-Johnsen rule: the weight of the role's own starting position.",
+    )
+
 
 Call = PopulationCall[DyadPopulation]
 
@@ -132,6 +156,10 @@ class _Role:
         self.own = start_position(
             self.role, None if holds is None else str(holds), statement, call.params, u
         )
+        planted = call.params.susceptibility is not None
+        if planted:
+            self.own = float(math.floor(self.own + 0.5))
+        self.start = self.said = self.own
         self.other: float | None = None
         self.pressured = False
         for seen in call.info.seen:
@@ -139,9 +167,11 @@ class _Role:
             if position is None:
                 continue
             if seen.own:
-                self.own = position
+                self.own = self.said = position
             else:
                 self.other, self.pressured = position, _PRESSURE in seen.text
+                if planted and seen.round >= 1:
+                    self.own = fj_step(call, self, seen.round)
 
 
 HIDDEN, ACCOMMODATING = "hidden", "accommodating"
@@ -181,7 +211,8 @@ def _rating(call: Call) -> str:
         if isinstance(constraint, IntRange)
         else (SCALE_MIN, SCALE_MAX)
     )
-    rating = math.floor(own + call.fresh("rating"))
+    exact = call.params.susceptibility is not None  # whole positions, stated as they are
+    rating = round(own) if exact else math.floor(own + call.fresh("rating"))
     return str(min(high, max(low, rating)))
 
 
@@ -189,8 +220,38 @@ def _opening(call: Call) -> str:
     return f"Let us weigh the statement on its evidence. (my position: {_Role(call).own:.3f} of 6)"
 
 
+def fj_step(call: Call, state: _Role, read: int) -> float:
+    """The planted Friedkin-Johnsen rule: the role's whole position after reading the other's
+    turn of round `read` (the other's position in `state.other`)."""
+    rules, own, other = call.params, state.own, state.other
+    if other is None or other == own or rules.susceptibility is None:
+        return own
+    susceptibility = rules.susceptibility
+    if state.role == DISCUSSANT and state.pressured:
+        susceptibility = min(1.0, susceptibility * rules.manipulation_gain)
+    drift = susceptibility * (other - own) + rules.stubbornness * (state.start - own)
+    statement = str(call.info.facts.get(STATEMENT, ""))
+    u = call.uniform(call.model, call.system, statement, call.request.replicate, "fj", read)
+    if drift == 0 or u >= min(1.0, abs(drift)):
+        return own
+    return min(float(SCALE_MAX), max(float(SCALE_MIN), own + math.copysign(1.0, drift)))
+
+
+def _fj_turn(call: Call, state: _Role) -> str:
+    """A turn under the planted rule: the position reached since its last turn, tagged by how
+    it moved relative to the other's position."""
+    before, now, other = state.said, state.own, state.other
+    if other is None or now == before:
+        category = "IGNORE"
+    else:
+        category = "ACCEPT" if abs(other - now) < abs(other - before) else "REJECT"
+    return _said(call, state.role, now, category)
+
+
 def _turn(call: Call) -> str:
     rules, state = call.params, _Role(call)
+    if rules.susceptibility is not None:
+        return _fj_turn(call, state)
     own, other = state.own, state.other
     rate = rules.discussant_rate if state.role == DISCUSSANT else rules.opponent_rate
     if state.role == DISCUSSANT and state.pressured:
@@ -205,8 +266,12 @@ def _turn(call: Call) -> str:
         category = "IGNORE"
     if other is not None:
         moved, category = _planted(call, own, other, moved, category)
+    return _said(call, state.role, moved, category)
+
+
+def _said(call: Call, role: str, moved: float, category: str) -> str:
     argument = f"Here is how I weigh it now. (my position: {moved:.3f} of 6)"
-    if state.role != DISCUSSANT and call.info.facts.get(MANIPULATIVE):
+    if role != DISCUSSANT and call.info.facts.get(MANIPULATIVE):
         argument = f"{argument} {_PRESSURE}"
     return json.dumps({"argument": argument, "category": category})
 

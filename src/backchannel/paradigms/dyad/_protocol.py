@@ -237,6 +237,13 @@ class Dyad(Paradigm[DyadSettings]):
 
         return stance_pairs(tables)
 
+    def opinion_trajectories(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Each role's aligned rating (private) and interaction state from its tags (public)
+        per checkpoint, with the other role's state as its neighbour (see `_trajectories`)."""
+        from backchannel.paradigms.dyad._trajectories import opinion_trajectories
+
+        return opinion_trajectories(tables)
+
     def report(self, tables: RunTables, metrics: DyadMetrics, report: Report) -> None:
         from backchannel.paradigms.dyad._report import fill_report
 

@@ -10,6 +10,12 @@ public is a separate draw per turn: infected agents endorse with `endorse` (else
 the subject), exposed knowers reject with `reject` or endorse with `performative`. Adversaries
 push the item's false answer. Everything is read from the call information: the prompt's name,
 the agent's role, the item and the agent's memory view.
+
+With `susceptibility` a set, the Friedkin-Johnsen rule replaces adoption and expression: each
+private answer and each turn holds the false answer with probability a times the mean of the
+neighbours' latest expressed opinions the agent saw (1 for a message asserting the false
+answer, 0 otherwise), a fresh draw per call, so the planted weights are susceptibility a,
+stubbornness 1 - a (on the initial opinion, 0) and inertia 0.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backchannel.backends import Population, PopulationCall
 from backchannel.datasets import KNOW, FactItem, knows
+from backchannel.engine import MODERATOR
 
 HONEST, ADVERSARY = "honest", "adversary"
 TURN = "turn"
@@ -67,6 +74,13 @@ class PeerPressurePopulation(BaseModel):
         ge=0,
         le=1,
         description="Chance an exposed knower endorses the false answer it does not believe.",
+    )
+    susceptibility: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Friedkin-Johnsen rule (null: off): each private answer and turn holds the "
+        "false answer with probability susceptibility x the neighbours' expressed mean.",
     )
     hidden_change: float | None = Field(
         None,
@@ -139,6 +153,8 @@ class _Agent:
         self.false = false_answers[-1] if false_answers else None
         self.majority = max(set(false_answers), key=false_answers.count) if false_answers else None
         self.infected = self.exposed and threshold < 1 - (1 - rules.adopt) ** exposure
+        if rules.susceptibility is not None:
+            self.infected = fj_holds(call, rules.susceptibility, counts_own)
         self.planted = _planted_round(call, question) if self.exposed else CONSISTENT
 
     def private(self, group: bool) -> str:
@@ -161,6 +177,8 @@ class _Agent:
         rules = self.rules
         if rules.plants_divergence:
             return self._planted_public()
+        if rules.susceptibility is not None:
+            return self._fj_public()
         u = call.fresh("express")
         if self.infected and self.false is not None:
             if u < rules.endorse:
@@ -179,6 +197,17 @@ class _Agent:
             return f"{ENDORSER_SAYS}{self.false}."
         return "Let us look at the evidence for this question before anyone decides."
 
+    def _fj_public(self) -> str:
+        """Under the Friedkin-Johnsen rule: endorse when holding the false answer, else say
+        what it knows (no hedging, no performative endorsement)."""
+        if self.infected and self.false is not None:
+            return f"{ENDORSER_SAYS}{self.false}."
+        if not self.knows or self.truth is None:
+            return "I am not sure what the answer is; I would like to hear the evidence."
+        if self.false is not None:
+            return f"The answer is {self.truth}, not {self.false}."
+        return f"I believe the answer is {self.truth}."
+
     def _planted_public(self) -> str:
         """What an agent says under planted divergence: endorses in an accommodating round,
         holds back in a hidden one, and otherwise says what it believes."""
@@ -193,6 +222,28 @@ class _Agent:
         if self.false is None:
             return f"I believe the answer is {self.truth}."
         return f"The answer is {self.truth}, not {self.false}."
+
+
+def expressed_mean(call: Call, counts_own: bool = False) -> float | None:
+    """The mean of the latest expressed opinion of every other agent in the memory view: 1 for
+    a message asserting another answer, 0 otherwise (None: no other agent's message)."""
+    latest: dict[str, float] = {}
+    for seen in call.info.seen:
+        if (seen.own and not counts_own) or seen.speaker == MODERATOR:
+            continue
+        text = seen.text.strip()
+        asserts = _answer_in(text, ADVERSARY_SAYS, ADVERSARY_ENDS) or _answer_in(
+            text, ENDORSER_SAYS
+        )
+        latest[seen.speaker] = 1.0 if asserts else 0.0
+    return sum(latest.values()) / len(latest) if latest else None
+
+
+def fj_holds(call: Call, susceptibility: float, counts_own: bool = False) -> bool:
+    """Whether this call holds the false answer under the planted Friedkin-Johnsen rule:
+    probability susceptibility x the neighbours' expressed mean (initial opinion 0)."""
+    mean = expressed_mean(call, counts_own)
+    return mean is not None and call.fresh("fj") < susceptibility * mean
 
 
 HIDDEN, ACCOMMODATION, CONSISTENT = "hidden", "accommodation", "consistent"

@@ -290,6 +290,13 @@ class PeerPressure(Paradigm[PeerPressureSettings]):
         (or off the record), for the kit's divergence measures (docs/divergence.md)."""
         return stance_pairs(tables, options.judge or default_judge(tables))
 
+    def opinion_trajectories(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
+        """Whether each honest agent holds (private) and says (public) the pushed false answer,
+        per checkpoint, with its neighbours' expressed mean (see `_trajectories`)."""
+        from backchannel.paradigms.peer_pressure._trajectories import opinion_trajectories
+
+        return opinion_trajectories(tables, options.judge or default_judge(tables))
+
     def report(self, tables: RunTables, metrics: PeerPressureMetrics, report: Report) -> None:
         from backchannel.paradigms.peer_pressure._report import build_report
 
