@@ -124,7 +124,7 @@ def test_metrics_carry_the_divergence_section():
     assert k1.counts["hidden_change"] == 1 and k1.counts["both_moved"] == 1
     assert rows[(0, 1)].counts["public_accommodation"] == 1
     assert "divergence" in metrics.as_json()
-    assert list(metrics.as_json())[-2:] == ["divergence", "influence"]  # the kit sections last
+    assert list(metrics.as_json())[-3:] == ["divergence", "influence", "validity"]  # kit last
     counted = sum(r.counts["divergent"] for r in section.by_cell)
     assert counted == int(divergent_turns(pairs()).sum()) == 2
 
