@@ -261,6 +261,7 @@ GENERIC = (
     "engine",
     "store",
     "experiment",
+    "planning",
 )
 BUILT_IN_PARADIGMS = ("peer_pressure", "testimony", "dyad", "council", "discussion")
 
@@ -314,7 +315,7 @@ LAYERS = (
     ("orchestration",),
     ("view", "interop", "experiment"),
     ("paradigms",),
-    ("judges", "report", "store"),
+    ("judges", "report", "store", "planning"),
     ("analysis", "datasets"),
     ("engine",),
     ("backends",),
