@@ -132,6 +132,28 @@ def test_the_run_stops_at_the_ceiling_when_the_target_never_holds(
     assert len(stored(tmp_path / "run")[1]) == 24
 
 
+def test_every_batch_runs_on_one_client(
+    write_experiment: WriteExperiment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three looks, one client: an embedded server is loaded once for the whole run."""
+    from backchannel.orchestration import _execute
+
+    built: list[object] = []
+    make_client = _execute.make_client
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        client = make_client(*args, **kwargs)
+        built.append(client[0])
+        return client
+
+    monkeypatch.setattr(_execute, "make_client", counted)
+    record = run_until(
+        experiment(write_experiment), tmp_path / "run", "width.halfwidth<=0.01", batch=2
+    )
+    assert len(record["looks"]) == 3
+    assert len(built) == 1
+
+
 def test_resume_after_a_kill_mid_batch_continues_the_same_batches_and_looks(
     write_experiment: WriteExperiment, tmp_path: Path
 ) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,10 +54,8 @@ async def run_plan(
         return await _run_on_ray(
             the_plan, store, directory, executor, concurrency=concurrency, on_progress=on_progress
         )
-    client, cache = make_client(the_plan, directory, concurrency=concurrency)
     started = time.perf_counter()
-    watcher = asyncio.create_task(watch(client)) if watch is not None else None
-    try:
+    async with plan_client(the_plan, directory, concurrency=concurrency, watch=watch) as client:
         counts = await execute(
             the_plan,
             store,
@@ -64,12 +63,24 @@ async def run_plan(
             max_active=max_active_conversations(the_plan, concurrency),
             on_progress=on_progress,
         )
+    return RunOutcome(counts, client.usage.total(), time.perf_counter() - started)
+
+
+@asynccontextmanager
+async def plan_client(
+    the_plan: Plan, directory: Path, *, concurrency: int | None, watch: Watcher | None = None
+) -> AsyncIterator[LLMClient]:
+    """The plan's client (and `watch` beside it) for as long as the block runs, so several
+    batches share one client (and one embedded server); closed with its cache at the end."""
+    client, cache = make_client(the_plan, directory, concurrency=concurrency)
+    watcher = asyncio.create_task(watch(client)) if watch is not None else None
+    try:
+        yield client
     finally:
         if watcher is not None:
             watcher.cancel()
         await client.aclose()
         cache.close()
-    return RunOutcome(counts, client.usage.total(), time.perf_counter() - started)
 
 
 async def _run_on_ray(

@@ -7,13 +7,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backchannel.backends import Usage
+from backchannel.backends import LLMClient, Usage
 from backchannel.errors import ConfigError, RunDirectoryError
-from backchannel.orchestration._execute import ProgressCallback, RunOutcome, Watcher, run_plan
+from backchannel.orchestration._clients import max_active_conversations
+from backchannel.orchestration._execute import (
+    ProgressCallback,
+    RunOutcome,
+    Watcher,
+    execute,
+    plan_client,
+    run_plan,
+)
 from backchannel.orchestration._plan import Plan
 from backchannel.orchestration._stopping import (
     Look,
@@ -142,46 +151,63 @@ async def run_until(
     counts = {"done": 0, "incomplete": 0, "failed": 0}
     usage = Usage()
     started = time.perf_counter()
-    for index, end in enumerate(stopping.ends):
-        if index < len(looks):
-            if looks[index]["stop"] is not None:  # stopped before: the run is complete
-                store.record_plan(int(looks[index]["conversations"]))
+    async with AsyncExitStack() as stack:
+        client: LLMClient | None = None
+        for index, end in enumerate(stopping.ends):
+            if index < len(looks):
+                if looks[index]["stop"] is not None:  # stopped before: the run is complete
+                    store.record_plan(int(looks[index]["conversations"]))
+                    break
+                continue
+            batch = _batch_plan(the_plan, end, store.finished_ids())
+            store.record_plan(len(batch.specs))
+            if executor != "asyncio":
+                outcome = await run_plan(
+                    batch,
+                    store,
+                    directory,
+                    concurrency=concurrency,
+                    on_progress=on_progress,
+                    executor=executor,
+                )
+                usage.add(outcome.usage)
+                batch_counts = outcome.counts
+            else:
+                if client is None:  # one client (and embedded server) for every batch
+                    client = await stack.enter_async_context(
+                        plan_client(the_plan, directory, concurrency=concurrency, watch=watch)
+                    )
+                batch_counts = await execute(
+                    batch,
+                    store,
+                    client=client,
+                    max_active=max_active_conversations(batch, concurrency),
+                    on_progress=on_progress,
+                )
+            for key, value in batch_counts.items():
+                counts[key] += value
+            if batch_counts["incomplete"] or batch_counts["failed"]:
                 break
-            continue
-        batch = _batch_plan(the_plan, end, store.finished_ids())
-        store.record_plan(len(batch.specs))
-        outcome = await run_plan(
-            batch,
-            store,
-            directory,
-            concurrency=concurrency,
-            on_progress=on_progress,
-            watch=watch,
-            executor=executor,
-        )
-        for key, value in outcome.counts.items():
-            counts[key] += value
-        usage.add(outcome.usage)
-        if outcome.counts["incomplete"] or outcome.counts["failed"]:
-            break
-        readings = read(store.tables())
-        look = Look(
-            index=index,
-            replicates=end,
-            conversations=len(batch.specs),
-            calls=store.usage().total().calls,
-            readings={
-                name: readings.get(name, Reading(None, None, 0, "not computed by the paradigm"))
-                for name in stopping.target.contrasts
-            },
-            stop=decide(stopping.target, readings, end, stopping.ceiling),
-        )
-        looks.append(look.as_dict())
-        record = _write(store, stopping, looks)
-        if on_look is not None:
-            on_look(record)
-        if look.stop is not None:
-            break
+            readings = read(store.tables())
+            look = Look(
+                index=index,
+                replicates=end,
+                conversations=len(batch.specs),
+                calls=store.usage().total().calls,
+                readings={
+                    name: readings.get(name, Reading(None, None, 0, "not computed by the paradigm"))
+                    for name in stopping.target.contrasts
+                },
+                stop=decide(stopping.target, readings, end, stopping.ceiling),
+            )
+            looks.append(look.as_dict())
+            record = _write(store, stopping, looks)
+            if on_look is not None:
+                on_look(record)
+            if look.stop is not None:
+                break
+        if client is not None:
+            usage.add(client.usage.total())
     return RunOutcome(counts, usage, time.perf_counter() - started)
 
 
