@@ -1,10 +1,13 @@
-"""Shared fixtures: experiment files on disk, the CLI runner, a fake server in its own thread."""
+"""Shared fixtures: experiment files on disk, the CLI runner, a fake server in its own thread,
+and Debian's Chromium for the browser tests."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,41 @@ from typer.testing import CliRunner, Result
 from backchannel.testing import FakeOpenAIServer
 
 WriteExperiment = Callable[..., Path]
+
+CHROMIUM = shutil.which("chromium") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+)
+"""Debian's Chromium, which every browser test drives through playwright (no browser download)."""
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+BROWSER_MARKS = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
+]
+"""A browser test's marks: CI runs them; without Chromium they are skipped with the fix."""
+
+
+@contextmanager
+def chromium_context(profile: Path, **options: Any) -> Iterator[Any]:
+    """A headless Chromium context on its own profile folder, closed at the end."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, **options
+        )
+        try:
+            yield context
+        finally:
+            context.close()
 
 
 def discussion_experiment(**overrides: Any) -> dict[str, Any]:

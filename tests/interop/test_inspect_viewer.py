@@ -5,7 +5,6 @@ model calls by channel and agent."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -16,20 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import invoke
+from conftest import BROWSER_MARKS, chromium_context, invoke
 from inspect_ai.log import read_eval_log
 
 import backchannel as bc
 
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-)
 playwright = pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
-]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture(scope="module")
@@ -85,16 +77,11 @@ def viewer(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    profile = tmp_path_factory.mktemp("profile")
-    with playwright.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, args=ARGS, headless=True
-        )
+    with chromium_context(tmp_path_factory.mktemp("profile")) as context:
         page = context.new_page()
         page.errors = []
         page.on("pageerror", lambda error: page.errors.append(str(error)))
         yield page
-        context.close()
 
 
 def test_the_sample_list_of_each_cell_shows_its_conversations(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,20 +14,13 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import pytest
+from conftest import BROWSER_MARKS, chromium_context
 from typer.testing import CliRunner
 
 from backchannel.cli import app
 
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 playwright = pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
-]
+pytestmark = [*BROWSER_MARKS, pytest.mark.slow]
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
 LINKED = ("peer_pressure", "dyad", "council_housing", "testimony")
 """One example per paradigm with factors, whose links are followed."""
@@ -83,14 +75,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with playwright.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("profile")), executable_path=CHROMIUM, args=ARGS,
-            headless=True, viewport={"width": 1280, "height": 900},
-        )  # fmt: skip
-        page = context.new_page()
-        yield page
-        context.close()
+    viewport = {"width": 1280, "height": 900}
+    with chromium_context(tmp_path_factory.mktemp("profile"), viewport=viewport) as context:
+        yield context.new_page()
 
 
 LAYOUT = """() => {

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from conftest import BROWSER_MARKS, chromium_context
 
 from ._build import (
     ADVERSARY,
@@ -34,24 +34,8 @@ from ._build import (
     reasoning_text,
 )
 
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-)
 playwright = pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
-]
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+pytestmark = BROWSER_MARKS
 CID = f"k=1/{ITEM}/0"
 
 
@@ -80,13 +64,8 @@ def server(run: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    profile = tmp_path_factory.mktemp("profile")
-    with playwright.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, args=ARGS, headless=True
-        )
+    with chromium_context(tmp_path_factory.mktemp("profile")) as context:
         yield context
-        context.close()
 
 
 @pytest.fixture

@@ -14,18 +14,16 @@ from urllib.parse import quote
 
 import pytest
 import yaml
+from conftest import BROWSER_MARKS, chromium_context
 
 import backchannel as bc
 from backchannel.analysis import divergent_turns
 
-from .test_browser import ARGS, CHROMIUM, open_page
+from .test_browser import open_page
 
 playwright = pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
-]
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture(scope="module")
@@ -97,13 +95,8 @@ def static_copy(run: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    profile = tmp_path_factory.mktemp("profile")
-    with playwright.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, args=ARGS, headless=True
-        )
+    with chromium_context(tmp_path_factory.mktemp("profile")) as context:
         yield context
-        context.close()
 
 
 @pytest.fixture

@@ -13,17 +13,14 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from conftest import BROWSER_MARKS, chromium_context
 
-from .test_browser import ARGS, CHROMIUM, assert_inert, open_page
+from .test_browser import assert_inert, open_page
 
 PLUGIN = Path(__file__).resolve().parents[2] / "examples" / "plugin"
 BACKCHANNEL = str(Path(sys.executable).with_name("backchannel"))
 playwright = pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
-]
+pytestmark = [*BROWSER_MARKS, pytest.mark.slow]
 
 
 def _env() -> dict[str, str]:
@@ -48,13 +45,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with playwright.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("profile")), executable_path=CHROMIUM, args=ARGS,
-            headless=True,
-        )  # fmt: skip
+    with chromium_context(tmp_path_factory.mktemp("profile")) as context:
         yield context
-        context.close()
 
 
 @pytest.fixture
