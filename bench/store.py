@@ -312,6 +312,7 @@ def main(argv: list[str] | None = None) -> list[Measured]:
             for paradigm in paradigms:
                 results.append(measure(directory, paradigm, size, args.baseline))
                 print(f"measured {paradigm} at {size:,}", file=sys.stderr)
+                print(times_table(results[-1:]), file=sys.stderr, flush=True)
     print(bytes_table(results))
     print()
     print(times_table(results))
