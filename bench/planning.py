@@ -221,7 +221,14 @@ def _pilots(units: Units, sizes: tuple[int, ...], count: int) -> list[tuple[int,
     return found
 
 
-def check(name: str, directory: Path, pilots: int, scale: float, items: int | None) -> Result:
+def check(
+    name: str,
+    directory: Path,
+    pilots: int,
+    scale: float,
+    items: int | None,
+    sizes: tuple[int, ...],
+) -> Result:
     design = DESIGNS[name]
     started = time.process_time()
     experiment, replicates = dict(design.experiment), max(2, round(design.replicates * scale))
@@ -251,10 +258,10 @@ def check(name: str, directory: Path, pilots: int, scale: float, items: int | No
         runs=runs,
     )
     # (b) Pilots of several sizes: simulated sizing from each pilot's own conversations.
-    total = pilots * sum(design.pilot_sizes)
+    total = pilots * sum(sizes)
     pilot_run = _run(directory, f"{name}-pilots", experiment, 3, total)
     pilot_units = contrast_units(contrast, pilot_run.tables, options)
-    for size, units in _pilots(pilot_units, design.pilot_sizes, pilots):
+    for size, units in _pilots(pilot_units, sizes, pilots):
         rows = estimate_contrast(contrast, units).rows
         entry: dict[str, Any] = {"replicates": size, "units": int(len(units.frame) // 2)}
         try:
@@ -322,6 +329,9 @@ def main(argv: list[str] | None = None) -> list[Result]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paradigm", choices=sorted(DESIGNS), action="append")
     parser.add_argument("--pilots", type=int, default=8, help="pilots of each size (8)")
+    parser.add_argument(
+        "--pilot-sizes", help="replicates per item of the pilots, comma-separated (per design)"
+    )
     parser.add_argument("--quick", action="store_true", help="10 items, small runs")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args(argv)
@@ -330,10 +340,13 @@ def main(argv: list[str] | None = None) -> list[Result]:
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for name in names:
-            result = check(name, Path(folder), pilots, scale, items)
+            sizes = DESIGNS[name].pilot_sizes
+            if args.pilot_sizes:
+                sizes = tuple(int(v) for v in args.pilot_sizes.split(","))
+            result = check(name, Path(folder), pilots, scale, items, sizes)
             results.append(result)
             if not args.json:
-                _print(result, DESIGNS[name].pilot_sizes)
+                _print(result, sizes)
     if args.json:
         print(json.dumps([asdict(r) for r in results]))
     return results
