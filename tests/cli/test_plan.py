@@ -64,6 +64,8 @@ def test_plan_from_stated_rates_sizes_the_design(tmp_path: Path) -> None:
     assert plan["cost"] == pytest.approx(price, rel=1e-3)
     text = invoke("plan", path, *args)
     assert "fpi_gap" in text.output and "estimated cost: $" in text.output
+    assert "fpi_gap: Final private infection with one adversary minus none" in text.output
+    assert plan["contrasts"] == {"fpi_gap": "Final private infection with one adversary minus none"}
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,16 @@ def test_contrasts_follow_the_designs_levels(
         assert contrast.unit == "conversation" and contrast.outcome
 
 
+def test_a_dyad_model_factor_of_three_levels_says_which_two_it_compares() -> None:
+    found = get_paradigm("dyad").contrasts({"opponent_model": ["a", "b", "c"]})
+    (contrast,) = found
+    assert contrast.first.levels == {"opponent_model": "b"}
+    assert contrast.second.levels == {"opponent_model": "a"}
+    assert "first two of its 3 levels; c in no contrast" in contrast.title
+    (two,) = get_paradigm("dyad").contrasts({"opponent_model": ["a", "b"]})
+    assert "first two" not in two.title
+
+
 def _peer_pressure_run(tmp_path: Path) -> bc.Run:
     experiment = {
         "name": "pp-contrast",

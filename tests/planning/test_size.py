@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from statsmodels.stats.power import TTestIndPower
+from scipy import stats
+from statsmodels.stats.power import TTestIndPower, TTestPower
 
 from backchannel.planning import (
     Arm,
@@ -135,11 +136,78 @@ def test_means_match_their_simulation_and_statsmodels() -> None:
     width, power = _achieved("mean", draw, n, seed=3)
     assert width == pytest.approx(predicted_halfwidth(assumption, n), rel=0.15)
     assert abs(power - predicted_power(assumption, n)) <= 0.05
-    # Cohen's d over the root mean variance, as statsmodels' own power for two samples.
-    d = 0.5 / math.sqrt((1.2**2 + 0.8**2) / 2)
-    assert predicted_power(assumption, 40) == pytest.approx(
-        TTestIndPower().power(effect_size=d, nobs1=40, alpha=0.05)
+    # The noncentral t at Welch-Satterthwaite df with the arms' own variances, by hand.
+    se = math.sqrt((1.2**2 + 0.8**2) / 40)
+    df = (1.2**2 / 40 + 0.8**2 / 40) ** 2 / ((1.2**4 + 0.8**4) / (40**2 * 39))
+    critical = stats.t.ppf(0.975, df)
+    by_hand = stats.nct.sf(critical, df, 0.5 / se) + stats.nct.cdf(-critical, df, 0.5 / se)
+    assert predicted_power(assumption, 40) == pytest.approx(by_hand)
+    # Equal variances: Welch's df is 2n - 2, so the power is statsmodels' own for two samples.
+    equal = Assumption("mean", 0.9, 0.4, 1.0, 1.0)
+    assert predicted_power(equal, 40) == pytest.approx(
+        TTestIndPower().power(effect_size=0.5, nobs1=40, alpha=0.05)
     )
+    paired = Assumption("paired_mean", 0.9, 0.4, 1.0, 1.0, sd_difference=1.1)
+    assert predicted_power(paired, 30) == pytest.approx(
+        TTestPower().power(effect_size=0.5 / 1.1, nobs=30, alpha=0.05)
+    )
+
+
+def test_exact_power_by_hand() -> None:
+    # Three binary units, an arm (or a discordance) at 0.5, the other side never 1: an interval
+    # excludes zero only when all three are 1 (zero spread); one or two give
+    # mean 1/3 or 2/3 with sd sqrt(1/3) and half-width t(2) / 3 = 1.434. So 1/8.
+    one_sided = Assumption("proportion", 0.5, 0.0, proportion_sd(0.5), 0.0)
+    assert predicted_power(one_sided, 3) == pytest.approx(0.125)
+    discordant = Assumption("paired_proportion", 0.5, 0.0, 0.5, 0.0, sd_difference=0.5)
+    assert predicted_power(discordant, 3) == pytest.approx(0.125)
+    # Two shares over two agents at rate p against an arm at 0: two unequal values give a
+    # half-width of t(1) |a - b| / 2 (12.7 / 4 at least) beyond any mean, so only equal nonzero
+    # pairs exclude zero: (2pq)^2 + p^4.
+    p = 0.3
+    shares = Assumption("proportion", p, 0.0, proportion_sd(p, 2), 0.0, trials=2)
+    assert predicted_power(shares, 2) == pytest.approx((2 * p * (1 - p)) ** 2 + p**4)
+
+
+def _zero_arm(p: float, m: int):  # type: ignore[no-untyped-def]
+    """Shares over m independent agents at rate p against an arm that never varies (0)."""
+
+    def draw(rng: np.random.Generator, n: int):  # type: ignore[no-untyped-def]
+        return rng.binomial(m, p, n) / m, np.zeros(n), np.full(n, float(m))
+
+    return draw
+
+
+@pytest.mark.slow
+def test_an_arm_that_never_varies_is_sized_as_simulated() -> None:
+    # FPI at k = 0 is 0: the interval is a one-sample t whose spread shrinks with the share,
+    # so it excludes zero more often than normal theory says (0.81 there, 0.91 achieved).
+    p, m = 0.1, 3
+    assumption = Assumption("proportion", p, 0.0, proportion_sd(p, m), 0.0, trials=m)
+    n = units_for_power(assumption, 0.8)
+    width, power = _achieved("proportion", _zero_arm(p, m), n, seed=5)
+    assert abs(power - predicted_power(assumption, n)) <= 0.05
+    assert width == pytest.approx(predicted_halfwidth(assumption, n), rel=0.15)
+    assert predicted_power(assumption, n) >= 0.8 > predicted_power(assumption, n - 1)
+
+
+@pytest.mark.slow
+def test_discordance_one_way_is_sized_as_simulated() -> None:
+    # Testimony's C1 rarely beats C0: p10 = 0.2, p01 = 0 (the t form gave 0.81 at n = 34,
+    # where 0.93 is achieved).
+    p10 = 0.2
+    assumption = Assumption(
+        "paired_proportion", p10, 0.0, proportion_sd(p10), 0.0, math.sqrt(p10 - p10**2)
+    )
+
+    def draw(rng: np.random.Generator, n: int):  # type: ignore[no-untyped-def]
+        first = (rng.random(n) < p10).astype(float)
+        return first, np.zeros(n), np.ones(n)
+
+    n = units_for_power(assumption, 0.8)
+    width, power = _achieved("paired_proportion", draw, n, seed=6)
+    assert abs(power - predicted_power(assumption, n)) <= 0.05
+    assert width == pytest.approx(predicted_halfwidth(assumption, n), rel=0.15)
 
 
 def test_sizes_by_hand() -> None:

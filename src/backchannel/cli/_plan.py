@@ -102,10 +102,13 @@ def plan_command(
         (SIMULATED_RUNS if simulate is None else simulate, seed),
     )
     summary = _summary(loaded, rows)
+    titles = {c.name: c.title for c in contrasts}
     if as_json:
-        out.print_json(json.dumps({"rows": [r.as_dict() for r in rows], **summary}))
+        out.print_json(
+            json.dumps({"rows": [r.as_dict() for r in rows], "contrasts": titles, **summary})
+        )
         return
-    _print(loaded, rows, summary, target)
+    _print(loaded, rows, summary, target, titles)
 
 
 def _cells(loaded: LoadedExperiment) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -145,6 +148,7 @@ def _rows(
         pilot_assumption,
         plan_row,
         stated_assumption,
+        stratum_shares,
     )
 
     cells, _ = _cells(loaded)
@@ -165,13 +169,14 @@ def _rows(
     runs, seed = simulation
     for contrast in contrasts:
         pool: Units | None = None
+        read: Units | None = None
         try:
             strata: list[tuple[dict[str, Any], Assumption]]
             if contrast.name in stated or tables is None:
                 strata = [({}, stated_assumption(contrast, stated.get(contrast.name, {})))]
             else:
                 units = contrast_units(contrast, tables, AnalysisOptions(judge=judge))
-                pool = units if runs else None
+                pool, read = (units if runs else None), units
                 reading = estimate_contrast(contrast, units)
                 if not reading.rows:
                     raise ConfigError(
@@ -184,6 +189,9 @@ def _rows(
                 counts = arm_cells(contrast, cells, stratum)
                 if 0 in counts:
                     continue  # a stratum of the pilot this design does not run
+                shares = (
+                    (1.0, 1.0) if read is None else stratum_shares(contrast, read, stratum, cells)
+                )
                 rows.append(
                     plan_row(
                         contrast,
@@ -194,6 +202,7 @@ def _rows(
                         pilot=pool,
                         runs=runs,
                         seed=seed,
+                        shares=shares,
                     )
                 )
         except (AssumptionError, ValueError) as error:
@@ -258,6 +267,7 @@ def _print(
     rows: list[PlanRow],
     summary: dict[str, Any],
     target: Target,
+    titles: dict[str, str],
 ) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -303,6 +313,8 @@ def _print(
             + ("" if row.closed_units is None else f" (closed form: {row.closed_units})"),
         )
     Console(highlight=False, width=max(out.width, 160)).print(table)
+    for name in dict.fromkeys(r.contrast for r in rows):
+        out.print(f"{name}: {titles[name]}")
     out.print(
         f"conversations per cell: {summary['conversations_per_cell']} "
         f"({summary['items_per_cell']} items per cell x {summary['replicates']} replicates)"

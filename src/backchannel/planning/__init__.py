@@ -33,7 +33,13 @@ if TYPE_CHECKING:
         intra_correlation,
         read_contrast,
     )
-    from backchannel.planning._plan import PlanRow, Target, arm_cells, plan_row
+    from backchannel.planning._plan import (
+        PlanRow,
+        Target,
+        arm_cells,
+        plan_row,
+        stratum_shares,
+    )
     from backchannel.planning._simulate import Simulated, simulate
     from backchannel.planning._size import (
         Assumption,
@@ -78,6 +84,7 @@ __all__ = [
     "read_contrast",
     "simulate",
     "stated_assumption",
+    "stratum_shares",
     "units_for_halfwidth",
     "units_for_power",
 ]
@@ -106,7 +113,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "stated_assumption",
             ),
             "._estimate": ("estimate_contrast", "intra_correlation", "read_contrast"),
-            "._plan": ("PlanRow", "Target", "arm_cells", "plan_row"),
+            "._plan": ("PlanRow", "Target", "arm_cells", "plan_row", "stratum_shares"),
             "._simulate": ("Simulated", "simulate"),
             "._size": (
                 "Assumption",

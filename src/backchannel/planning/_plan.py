@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from backchannel.planning._contrast import Contrast
 from backchannel.planning._simulate import units_by_simulation
 from backchannel.planning._size import (
@@ -17,6 +19,7 @@ from backchannel.planning._size import (
     units_for_halfwidth,
     units_for_power,
 )
+from backchannel.planning._units import FIRST, SECOND
 
 if TYPE_CHECKING:
     from backchannel.planning._units import Units
@@ -59,6 +62,9 @@ class PlanRow:
     """`closed form`, or `simulated` (runs drawn from the pilot's conversations)."""
     closed_units: int | None = None
     """With `simulated`: the units per arm the closed form gives, for comparison."""
+    shares: tuple[float, float] = (1.0, 1.0)
+    """The share of each arm's conversations (of the cells it pools) that fall in the stratum:
+    below 1 where the stratum is a key a reader adds (a model label, a scenario)."""
 
     def as_dict(self) -> dict[str, Any]:
         a = self.assumption
@@ -80,6 +86,8 @@ class PlanRow:
             "power": self.power,
             "method": self.method,
             "closed_form_units_per_arm": self.closed_units,
+            "stratum_share_first": self.shares[0],
+            "stratum_share_second": self.shares[1],
         }
 
 
@@ -97,6 +105,34 @@ def arm_cells(
     return first, second
 
 
+def stratum_shares(
+    contrast: Contrast,
+    units: Units,
+    stratum: Mapping[str, Any],
+    cells: Sequence[Mapping[str, Any]],
+) -> tuple[float, float]:
+    """Each arm's share of a pilot's conversations, within the cells the stratum selects, that
+    are in the stratum: 1 for a stratum of the design's own levels, less for one whose keys no
+    cell has (a reader's label), whose conversations are only part of each cell."""
+    known = {key for cell in cells for key in cell}
+    added = [key for key in stratum if key not in known]
+    if not added:
+        return 1.0, 1.0
+    frame = units.frame
+    shares = []
+    for arm in (FIRST, SECOND):
+        rows = frame[frame["arm"] == arm]
+        inside = np.ones(len(rows), dtype=bool)
+        for key, level in stratum.items():
+            if key in known:
+                inside &= (rows[key].astype(str) == str(level)).to_numpy()
+        within = inside.copy()
+        for key in added:
+            within &= (rows[key].astype(str) == str(stratum[key])).to_numpy()
+        shares.append(float(within.sum()) / float(inside.sum()) if inside.sum() else 1.0)
+    return shares[0], shares[1]
+
+
 def plan_row(
     contrast: Contrast,
     stratum: Mapping[str, Any],
@@ -108,11 +144,13 @@ def plan_row(
     pilot: Units | None = None,
     runs: int = 400,
     seed: int = 0,
+    shares: tuple[float, float] = (1.0, 1.0),
 ) -> PlanRow:
     """The units per arm the target needs under the assumption (at the target's effect, when
     it states one), and the conversations per cell that makes. With the pilot's units (and no
     stated effect), the size is searched by simulated runs drawn from them, starting at the
-    closed form's."""
+    closed form's. `shares` (`stratum_shares`) scale the conversations per cell to the part
+    of each cell that is in the stratum."""
     assumed = assumption if target.effect is None else assumption.at_effect(target.effect)
     if target.halfwidth is not None:
         units = units_for_halfwidth(assumed, target.halfwidth, confidence)
@@ -141,7 +179,11 @@ def plan_row(
             method, closed = "simulated", units
             units, halfwidth = found.n, found.halfwidth
             power = found.power if assumed.difference else None
-    per_cell = max(math.ceil(units / first), math.ceil(units / second))
+    if min(shares) <= 0:
+        raise ValueError(
+            f"{contrast.name}: the stratum {dict(stratum)} has no conversation in an arm"
+        )
+    per_cell = max(math.ceil(units / (first * shares[0])), math.ceil(units / (second * shares[1])))
     return PlanRow(
         contrast=contrast.name,
         stratum=dict(stratum),
@@ -154,4 +196,5 @@ def plan_row(
         power=power,
         method=method,
         closed_units=closed,
+        shares=shares,
     )

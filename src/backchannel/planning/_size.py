@@ -3,11 +3,13 @@ target interval half-width or a power at a stated effect needs, and the half-wid
 given size predicts.
 
 The interval is the one `read_contrast` reports (Welch for independent arms, Student-t on the
-paired differences), and power is the chance that interval excludes zero: statsmodels'
-`TTestIndPower` (independent arms, the effect standardised by the root mean arm variance) and
-`TTestPower` (paired arms, by the sd of the differences). A proportion's per-conversation
-variance is p(1 - p) / m * (1 + (m - 1) rho) over m trials with intra-conversation correlation
-rho (the design effect of Donner & Klar 2000). docs/statistics.md, "Planning a run".
+paired differences), and power is the chance that interval excludes zero: summed exactly over
+the counts a proportion or paired proportion allows (`_exact`), and for means the noncentral t
+at the interval's own degrees of freedom (Welch-Satterthwaite with the arms' own variances;
+with equal variances, statsmodels' `TTestIndPower`; paired, `TTestPower`). A proportion's
+per-conversation variance is p(1 - p) / m * (1 + (m - 1) rho) over m trials with intra-
+conversation correlation rho (the design effect of Donner & Klar 2000). docs/statistics.md,
+"Planning a run".
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, replace
 from scipy import stats
 
 from backchannel.planning._contrast import Kind
+from backchannel.planning._exact import paired_power, proportion_power
 
 MAX_UNITS = 10_000_000
 
@@ -120,55 +123,78 @@ def units_for_halfwidth(assumption: Assumption, target: float, confidence: float
 
 
 def predicted_power(assumption: Assumption, n: int, alpha: float = 0.05) -> float:
-    """The chance the contrast's interval at level 1 - alpha excludes zero with n units per
-    arm (pairs), at the assumption's difference."""
-    from statsmodels.stats.power import TTestIndPower, TTestPower
+    """The chance the contrast's own interval at level 1 - alpha excludes zero with n units
+    per arm (pairs), at the assumption's difference: summed exactly over the counts a
+    proportion allows (`_exact`), else the noncentral t at the interval's own degrees of
+    freedom (Welch-Satterthwaite with the arms' own variances, or n - 1 for pairs)."""
+    if assumption.difference == 0:
+        return math.nan
+    if n < 2:
+        return 0.0
+    exact = _exact_power(assumption, n, alpha)
+    return t_power(assumption, n, alpha) if exact is None else exact
 
-    effect = _standardised(assumption)
-    if effect is None or n < 2:
-        return math.nan if effect is None else 0.0
-    if math.isinf(effect):
-        return 1.0
-    if assumption.paired:
-        power = float(TTestPower().power(effect_size=effect, nobs=n, alpha=alpha))
-        noncentrality = effect * math.sqrt(n)
-    else:
-        power = float(TTestIndPower().power(effect_size=effect, nobs1=n, alpha=alpha, ratio=1.0))
-        noncentrality = effect * math.sqrt(n / 2)
+
+def t_power(assumption: Assumption, n: int, alpha: float = 0.05) -> float:
+    """Power of a t interval on normal outcomes: P(|T| > t(df)) with T noncentral t at the
+    difference over its standard error, df the interval's (Welch-Satterthwaite, or n - 1)."""
+    if n < 2:
+        return 0.0
+    se = assumption.spread / math.sqrt(n)
+    difference = abs(assumption.difference)
+    if se == 0:
+        return 1.0 if difference > 0 else 0.0
+    df = _df(assumption, n)
+    critical = float(stats.t.ppf(1 - alpha / 2, df))
+    noncentrality = difference / se
+    power = float(
+        stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality)
+    )
     if math.isnan(power):  # the noncentral t's tail underflows far beyond the critical value
-        z = float(stats.norm.ppf(1 - alpha / 2))
-        power = float(stats.norm.cdf(noncentrality - z))
-    return power
+        power = float(stats.norm.cdf(noncentrality - float(stats.norm.ppf(1 - alpha / 2))))
+    return min(max(power, 0.0), 1.0)
+
+
+def discordant_shares(assumption: Assumption) -> tuple[float, float]:
+    """A paired proportion's (p10, p01), from p10 - p01 = the difference and p10 + p01 = the
+    variance of the differences plus the difference squared."""
+    difference = assumption.difference
+    discordant = min(assumption.spread**2 + difference**2, 1.0)
+    p10 = min(max((discordant + difference) / 2, 0.0), 1.0)
+    p01 = min(max((discordant - difference) / 2, 0.0), 1.0 - p10)
+    return p10, p01
+
+
+def _exact_power(assumption: Assumption, n: int, alpha: float) -> float | None:
+    """The exact sum where the outcome is a count (see `_exact`), else None."""
+    if assumption.kind == "paired_proportion" and assumption.trials <= 1:
+        p10, p01 = discordant_shares(assumption)
+        return paired_power(p10, p01, n, alpha)
+    if assumption.kind == "proportion":
+        rates = (assumption.first, assumption.second)
+        if all(0 <= r <= 1 for r in rates):
+            return proportion_power(rates, n, assumption.trials, assumption.icc, alpha)
+    return None
 
 
 def units_for_power(assumption: Assumption, power: float, alpha: float = 0.05) -> int:
-    """The fewest units per arm (pairs) at which `predicted_power` reaches `power`."""
+    """The fewest units per arm (pairs) at which `predicted_power` reaches `power`, searched
+    from the normal approximation's size (down while one fewer still reaches it, then up)."""
     if not 0 < power < 1:
         raise ValueError("the power must lie strictly between 0 and 1")
-    effect = _standardised(assumption)
-    if effect is None:
+    difference = abs(assumption.difference)
+    if difference == 0:
         raise ValueError("no difference between the arms: no size gives power against it")
-    if math.isinf(effect):
+    if assumption.spread == 0:
         return 2
-    from statsmodels.stats.power import TTestIndPower, TTestPower
-
-    if assumption.paired:
-        found = TTestPower().solve_power(effect_size=effect, alpha=alpha, power=power)
-    else:
-        found = TTestIndPower().solve_power(effect_size=effect, alpha=alpha, power=power)
-    n = max(2, math.ceil(float(found) - 1e-9))
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    n = max(2, math.ceil((z * assumption.spread / difference) ** 2))
+    if n > MAX_UNITS:
+        raise ValueError("more than ten million conversations per arm would be needed")
     while n > 2 and predicted_power(assumption, n - 1, alpha) >= power:
         n -= 1
     while predicted_power(assumption, n, alpha) < power:
         n += 1
+        if n > MAX_UNITS:
+            raise ValueError("more than ten million conversations per arm would be needed")
     return n
-
-
-def _standardised(assumption: Assumption) -> float | None:
-    """Cohen's d the analysis sees: the difference over the paired sd, or over the root mean
-    of the arms' variances (Welch with equal arms); None without a difference."""
-    difference = abs(assumption.difference)
-    if difference == 0:
-        return None
-    scale = assumption.spread if assumption.paired else assumption.spread / math.sqrt(2)
-    return math.inf if scale == 0 else difference / scale

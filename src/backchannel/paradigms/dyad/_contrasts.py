@@ -47,10 +47,16 @@ def contrasts(levels: Mapping[str, Sequence[Any]]) -> tuple[Contrast, ...]:
     ):
         models = list(levels.get(factor, ()) or ())
         if len(models) >= 2:
+            rest = (
+                f" (the first two of its {len(models)} levels; {', '.join(map(str, models[2:]))}"
+                " in no contrast)"
+                if len(models) > 2
+                else ""
+            )
             found.append(
                 Contrast(
                     name=name,
-                    title=f"Discussant shift, {what} {models[1]} minus {models[0]}",
+                    title=f"Discussant shift, {what} {models[1]} minus {models[0]}{rest}",
                     first=Arm({factor: models[1]}),
                     second=Arm({factor: models[0]}),
                     kind="mean",
