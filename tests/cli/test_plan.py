@@ -119,3 +119,31 @@ def test_plan_from_a_pilot(tmp_path: Path) -> None:
     assert row["halfwidth"] <= 0.1
     wrong = invoke("plan", path, "--pilot", tmp_path / "nowhere", "--halfwidth", "0.1")
     assert wrong.exit_code != 0 and "Traceback" not in wrong.output
+
+
+def test_a_pilot_stratum_the_design_does_not_run_is_named(tmp_path: Path) -> None:
+    settings = {
+        "datasets": [{"name": "counterfact", "limit": 4}],
+        "n_agents": 3,
+        "rounds": 1,
+        "reask": {"checkpoints": [], "items": 0},
+        "judge": {"kind": "rule"},
+    }
+    models = ["sim/population", "sim/population#other"]
+    pilot = _experiment(
+        tmp_path, replicates=2, endpoints=[], factors={"model": models, "k": [0, 1]},
+        settings=settings,
+    )  # fmt: skip
+    assert invoke("run", pilot, "-o", tmp_path / "pilot").exit_code == 0
+    design = tmp_path / "one-model.yaml"
+    data = yaml.safe_load(pilot.read_text())
+    data["factors"]["model"] = models[:1]
+    design.write_text(yaml.safe_dump(data))
+    result = invoke("plan", design, "--pilot", tmp_path / "pilot", "--halfwidth", "0.2", "--json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    assert {r["stratum"].get("model") for r in found["rows"]} == {models[0]}
+    (note,) = found["left_out"]
+    assert note.startswith(f"fpi_gap (model={models[1]})") and "not sized" in note
+    printed = invoke("plan", design, "--pilot", tmp_path / "pilot", "--halfwidth", "0.2")
+    assert f"left out: fpi_gap (model={models[1]})" in printed.output

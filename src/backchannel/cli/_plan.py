@@ -92,6 +92,7 @@ def plan_command(
             "paradigm (its factors lack the arms' levels; docs/statistics.md lists each "
             "paradigm's contrasts and the levels they need)"
         )
+    left_out: list[str] = []
     rows = _rows(
         loaded,
         contrasts,
@@ -100,15 +101,25 @@ def plan_command(
         assume or [],
         judge,
         (SIMULATED_RUNS if simulate is None else simulate, seed),
+        left_out,
     )
     summary = _summary(loaded, rows)
     titles = {c.name: c.title for c in contrasts}
     if as_json:
         out.print_json(
-            json.dumps({"rows": [r.as_dict() for r in rows], "contrasts": titles, **summary})
+            json.dumps(
+                {
+                    "rows": [r.as_dict() for r in rows],
+                    "contrasts": titles,
+                    "left_out": left_out,
+                    **summary,
+                }
+            )
         )
         return
     _print(loaded, rows, summary, target, titles)
+    for note in left_out:
+        out.print(f"left out: {note}")
 
 
 def _cells(loaded: LoadedExperiment) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -134,9 +145,11 @@ def _rows(
     assume: list[str],
     judge: str | None,
     simulation: tuple[int, int],
+    left_out: list[str],
 ) -> list[PlanRow]:
     """The plan's rows; a pilot's strata are sized by simulation from its conversations
-    (`simulation`: runs per size and seed; 0 runs, or a stated effect: closed forms)."""
+    (`simulation`: runs per size and seed; 0 runs, or a stated effect: closed forms). A pilot
+    stratum that no cell of this design runs is named in `left_out` with its reason."""
     from backchannel.paradigms import AnalysisOptions
     from backchannel.planning import (
         Assumption,
@@ -188,7 +201,12 @@ def _rows(
             for stratum, assumption in strata:
                 counts = arm_cells(contrast, cells, stratum)
                 if 0 in counts:
-                    continue  # a stratum of the pilot this design does not run
+                    where = ", ".join(f"{k}={v}" for k, v in stratum.items()) or "all"
+                    left_out.append(
+                        f"{contrast.name} ({where}): the pilot has this stratum but no cell of "
+                        "this design runs it in both arms, so it is not sized"
+                    )
+                    continue
                 shares = (
                     (1.0, 1.0) if read is None else stratum_shares(contrast, read, stratum, cells)
                 )
@@ -208,7 +226,10 @@ def _rows(
         except (AssumptionError, ValueError) as error:
             raise ConfigError(str(error)) from None
     if not rows:
-        raise ConfigError("no stratum of the pilot's contrasts is a stratum of this design")
+        raise ConfigError(
+            "no stratum of the pilot's contrasts is a stratum of this design"
+            + (f" ({'; '.join(left_out)})" if left_out else "")
+        )
     return rows
 
 
