@@ -266,21 +266,39 @@ def cell_groups(
     for key in keys:
         if key in factors:
             assert levels is not None
-            ids = frame["conversation_id"].astype(str)
+            ids = [str(cid) for cid in frame["conversation_id"].tolist()]
             columns[key] = [levels[cid].get(key) for cid in ids]
         elif key in frame.columns:
-            columns[key] = [_plain(v) for v in frame[key]]
+            columns[key] = [_plain(v) for v in frame[key].tolist()]
         else:
             raise KeyError(f"{key!r} is neither a column nor a factor with levels")
+    texts = [_json_texts(columns[key]) for key in keys]
     found: dict[tuple[str, ...], list[int]] = {}
     values: dict[tuple[str, ...], dict[str, Any]] = {}
-    for position in range(len(frame)):
-        row = {key: columns[key][position] for key in keys}
-        text = tuple(json.dumps(v, sort_keys=True, default=str) for v in row.values())
+    for position, text in enumerate(zip(*texts, strict=True)):
         found.setdefault(text, []).append(position)
-        values.setdefault(text, row)
+        if text not in values:
+            values[text] = {key: columns[key][position] for key in keys}
     order = sorted(found, key=lambda t: tuple(_natural(v) for v in values[t].values()))
     return [(values[t], frame.iloc[found[t]]) for t in order]
+
+
+def _json_texts(column: list[Any]) -> list[str]:
+    """Each value's JSON text (sorted keys), worked out once per distinct scalar value: a key
+    column holds few distinct values over many rows."""
+    known: dict[tuple[type, Any], str] = {}
+    texts = []
+    for value in column:
+        key = (type(value), value)
+        try:
+            text = known.get(key)
+        except TypeError:  # unhashable (a list or mapping level)
+            texts.append(json.dumps(value, sort_keys=True, default=str))
+            continue
+        if text is None:
+            text = known[key] = json.dumps(value, sort_keys=True, default=str)
+        texts.append(text)
+    return texts
 
 
 def _cell_of(text: Any) -> dict[str, Any] | None:

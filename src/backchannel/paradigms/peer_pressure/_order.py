@@ -43,34 +43,41 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
         & (events["channel"] == "private")
         & (events["role"] == "honest")
     ]
+    done = tables.done_conversations()
     topology = {
-        str(c["conversation_id"])
-        for c in tables.done_conversations().to_dict(orient="records")
-        if c["meta"].get("topology") is not None
+        str(c)
+        for c, meta in zip(done["conversation_id"], done["meta"], strict=True)
+        if meta.get("topology") is not None
     }
     spoken: dict[tuple[str, int], list[tuple[str, str]]] = {}
-    for row in turns.sort_values(["conversation_id", "round", "turn"]).to_dict(orient="records"):
-        conversation = str(row["conversation_id"])
-        if row["role"] == "adversary":
+    ordered = turns.sort_values(["conversation_id", "round", "turn"])
+    for cid, seq, round_, agent, role in zip(
+        *(ordered[c].tolist() for c in ("conversation_id", "seq", "round", "agent", "role")),
+        strict=True,
+    ):
+        conversation = str(cid)
+        if role == "adversary":
             position = "manipulated"
         else:
-            position = _POSITION.get(label.get((conversation, int(row["seq"])), ""), "other")
-        key = (conversation, int(row["round"]))
-        spoken.setdefault(key, []).append((str(row["agent"]), position))
+            position = _POSITION.get(label.get((conversation, int(seq)), ""), "other")
+        spoken.setdefault((conversation, int(round_)), []).append((str(agent), position))
     rows = []
-    for row in probes.to_dict(orient="records"):
-        conversation, checkpoint = str(row["conversation_id"]), int(row["round"])
+    columns = ("conversation_id", "seq", "round", "agent", "role", "status")
+    for cid, seq, round_, agent, role, status in zip(
+        *(probes[c].tolist() for c in columns), strict=True
+    ):
+        conversation, checkpoint = str(cid), int(round_)
         if checkpoint < 1:
             continue  # before round 1 nobody has spoken
-        answer = label.get((conversation, int(row["seq"]))) if row["status"] == "ok" else None
+        answer = label.get((conversation, int(seq))) if status == "ok" else None
         heard = spoken.get((conversation, checkpoint), [])
-        others = [position for agent, position in heard if agent != row["agent"]]
+        others = [position for speaker, position in heard if speaker != agent]
         rows.append(
             {
                 "conversation_id": conversation,
-                "seq": int(row["seq"]),
-                "agent": str(row["agent"]),
-                "role": str(row["role"]),
+                "seq": int(seq),
+                "agent": str(agent),
+                "role": str(role),
                 "options": None,
                 "speakers": None if conversation in topology or not others else others,
                 "answer": answer if answer in ANSWERS else None,

@@ -47,7 +47,7 @@ def opinion_trajectories(tables: RunTables, judge: str) -> pd.DataFrame:
     last = probes.groupby("conversation_id")["round"].max()
     models = _models(tables)
     rows: list[tuple[Any, ...]] = []
-    by_conversation = dict(tuple(turns.groupby("conversation_id", sort=False)))
+    by_conversation = _turns_by_conversation(turns)
     for conversation in done.to_dict("records"):
         cid = str(conversation["conversation_id"])
         if cid not in last.index:
@@ -57,7 +57,7 @@ def opinion_trajectories(tables: RunTables, judge: str) -> pd.DataFrame:
         names = [str(a["name"]) for a in meta.get("agents", [])]
         heard = _neighbours(names, meta.get("topology"))
         spoken, before_turn, after_round = _seen_means(
-            by_conversation.get(cid, turns.iloc[0:0]), heard, int(last[cid])
+            by_conversation.get(cid, []), heard, int(last[cid])
         )
         for agent in honest:
             model = models.get((cid, agent), "")
@@ -112,10 +112,28 @@ def _neighbours(names: list[str], topology: Mapping[str, Any] | None) -> dict[st
 
 
 Means = dict[tuple[str, int], float]
+Turn = tuple[int, str, str, float]
+"""A turn as the means read it: (round, agent, status, reading), in speaking order."""
+
+
+def _turns_by_conversation(turns: pd.DataFrame) -> dict[str, list[Turn]]:
+    """Each conversation's turns as plain tuples, read from the columns once (the frame is
+    sorted by conversation, round and turn), so the per-conversation work is pure Python."""
+    grouped: dict[str, list[Turn]] = {}
+    for cid, round_, agent, status, reading in zip(
+        turns["conversation_id"].tolist(),
+        turns["round"].tolist(),
+        turns["agent"].tolist(),
+        turns["status"].tolist(),
+        turns["reading"].tolist(),
+        strict=True,
+    ):
+        grouped.setdefault(cid, []).append((int(round_), agent, status, float(reading)))
+    return grouped
 
 
 def _seen_means(
-    turns: pd.DataFrame, heard: Mapping[str, set[str]], last: int
+    turns: list[Turn], heard: Mapping[str, set[str]], last: int
 ) -> tuple[Means, Means, Means]:
     """(agent, round) -> the reading of its own turn of the round, its neighbours' latest
     expressed mean before that turn, and at the end of the round."""
@@ -145,17 +163,15 @@ def _seen_means(
             total, count = total + reading, count + 1
         latest[agent] = reading
 
-    rounds = dict(tuple(turns.groupby("round", sort=True))) if len(turns) else {}
+    rounds: dict[int, list[Turn]] = {}
+    for turn in turns:
+        rounds.setdefault(turn[0], []).append(turn)
     for round_ in range(1, last + 1):
-        part = rounds.get(round_)
-        if part is not None:
-            for agent, status, reading in zip(
-                part["agent"], part["status"], part["reading"], strict=True
-            ):
-                before[(agent, round_)] = mean(agent)
-                spoken[(agent, round_)] = float(reading)
-                if status == "ok":
-                    update(agent, float(reading))
+        for _, agent, status, reading in rounds.get(round_, ()):
+            before[(agent, round_)] = mean(agent)
+            spoken[(agent, round_)] = reading
+            if status == "ok":
+                update(agent, reading)
         for agent in heard:
             after[(agent, round_)] = mean(agent)
     return spoken, before, after
