@@ -223,10 +223,11 @@ def _tests(
     cells = cell_groups(units, factors, levels)
     keys_of = [_unit_keys(group) for _, group in cells]
     classified = frame[frame["skipped"].isna()]
+    flags = classified.assign(
+        **{name: classified[name].astype(bool).astype(float) for name in TESTED}
+    )
     per_conversation = {
-        (str(role), name): classified[classified["role"] == role]
-        .groupby("conversation_id")[name]
-        .agg(lambda s: float(s.astype(bool).mean()))
+        (str(role), name): flags[flags["role"] == role].groupby("conversation_id")[name].mean()
         for role in sorted(frame["role"].astype(str).unique())
         for name in TESTED
     }
@@ -283,12 +284,10 @@ def _unit_keys(group: pd.DataFrame) -> tuple[tuple[str, int], ...] | None:
 def _shares(group: pd.DataFrame, shares: pd.Series, paired: bool) -> np.ndarray:
     """The share of each conversation of a cell (NaN without a classified pair), in the order
     of its (item, replicate) keys when paired."""
+    ids = [str(cid) for cid in group["conversation_id"].tolist()]
     if paired:
-        order = sorted(
-            range(len(group)),
-            key=lambda i: (str(group["item_id"].iloc[i]), int(group["replicate"].iloc[i])),
-        )
-        group = group.iloc[order]
-    return np.array(
-        [float(shares.get(cid, math.nan)) for cid in group["conversation_id"]], dtype=float
-    )
+        items = [str(item) for item in group["item_id"].tolist()]
+        replicates = [int(r) for r in group["replicate"].tolist()]
+        order = sorted(range(len(ids)), key=lambda i: (items[i], replicates[i]))
+        ids = [ids[i] for i in order]
+    return shares.reindex(ids).to_numpy(dtype=float)
