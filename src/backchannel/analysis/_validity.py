@@ -201,7 +201,10 @@ def order_check(answers: pd.DataFrame, check: str) -> dict[str, Any] | None:
     excluded: Counter[str] = Counter()
     applies = 0
     for options, speakers, answer in zip(
-        answers["options"], answers["speakers"], answers["answer"], strict=True
+        answers["options"].tolist(),
+        answers["speakers"].tolist(),
+        answers["answer"].tolist(),
+        strict=True,
     ):
         shown = _listed(options if check == "first_option" else speakers)
         if not shown:
