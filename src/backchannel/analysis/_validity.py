@@ -261,14 +261,18 @@ def _listed(value: Any) -> list[Any]:
 
 
 def poisson_binomial_pmf(chances: Sequence[float]) -> np.ndarray:
-    """P(K = k), k = 0..n, for a sum of independent Bernoulli draws with these chances."""
-    pmf = np.zeros(len(chances) + 1)
-    pmf[0] = 1.0
-    for i, p in enumerate(chances, start=1):
-        if not 0 <= p <= 1:
-            raise ValueError(f"a chance must lie in [0, 1], got {p}")
-        pmf[1 : i + 1] = pmf[1 : i + 1] * (1 - p) + pmf[:i] * p
-        pmf[0] *= 1 - p
+    """P(K = k), k = 0..n, for a sum of independent Bernoulli draws with these chances: the
+    convolution of one binomial per distinct chance (scipy), so a cell of many answers with few
+    distinct chances costs about n per chance rather than n squared."""
+    from scipy.stats import binom
+
+    values = np.asarray(list(chances), dtype=float)
+    bad = values[(values < 0) | (values > 1) | np.isnan(values)]
+    if len(bad):
+        raise ValueError(f"a chance must lie in [0, 1], got {bad[0]}")
+    pmf = np.ones(1)
+    for p, n in zip(*np.unique(values, return_counts=True), strict=True):
+        pmf = np.convolve(pmf, binom.pmf(np.arange(n + 1), n, p))
     return pmf
 
 
