@@ -27,7 +27,6 @@ import json
 import os
 import random
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -43,21 +42,12 @@ from backchannel.backends import UsageMeter
 from backchannel.engine import ConversationSpec, Event, Item, Label
 from backchannel.paradigms.testimony import Claim, Extraction, label_of
 from backchannel.store import RunStore
+from backchannel.testing import CHROMIUM, CHROMIUM_ARGS
 
 AGENTS = ("Alice", "Bob", "Carol", "David", "Eve", "Frank")  # Alice is the adversary when k = 1
 ROUNDS = 5
 JUDGE = "llm-judge"
 WORDS = "the answer is clearly supported by the record and I have checked the sources".split()
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -350,15 +340,14 @@ def sweep(server: Server, total: int, opens: int, page: Any) -> Round:
 
 
 def _browser() -> tuple[Any, Any, Any] | None:
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         return None
-    if not Path(chromium).exists():
+    if CHROMIUM is None:
         return None
     manager = sync_playwright().start()
-    browser = manager.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+    browser = manager.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
     return manager, browser, browser.new_page()
 
 

@@ -4,7 +4,7 @@ and Debian's Chromium for the browser tests."""
 from __future__ import annotations
 
 import asyncio
-import shutil
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -15,24 +15,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from backchannel.testing import FakeOpenAIServer
+from backchannel.testing import CHROMIUM, CHROMIUM_ARGS, FakeOpenAIServer
 
 WriteExperiment = Callable[..., Path]
 
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-)
-"""Debian's Chromium, which every browser test drives through playwright (no browser download)."""
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 BROWSER_MARKS = [
     pytest.mark.browser,
     pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
@@ -47,7 +33,11 @@ def chromium_context(profile: Path, **options: Any) -> Iterator[Any]:
 
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, **options
+            str(profile),
+            executable_path=CHROMIUM,
+            args=list(CHROMIUM_ARGS),
+            headless=True,
+            **options,
         )
         try:
             yield context
@@ -152,3 +142,17 @@ def population_requests(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(SimulatedPopulation, "answer", recording)
     return answered
+
+
+def done_count(run: Path) -> int:
+    """Conversations stored as done in a run directory, read while another process may be
+    writing it (0 before the store exists or while it is being created)."""
+    database = run / "run.sqlite"
+    if not database.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1) as db:
+            row = db.execute("SELECT COUNT(*) FROM conversations WHERE status = 'done'")
+            return int(row.fetchone()[0])
+    except sqlite3.OperationalError:  # not created yet, or mid-write
+        return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import done_count
 
 from backchannel.analysis import RunTables
 
@@ -46,18 +47,6 @@ def server_url() -> Iterator[str]:
 def requests_received(url: str) -> int:
     with urllib.request.urlopen(url.removesuffix("/v1") + "/stats", timeout=5) as response:
         return int(json.load(response)["requests_received"])
-
-
-def done_count(run: Path) -> int:
-    database = run / "run.sqlite"
-    if not database.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1) as db:
-            row = db.execute("SELECT COUNT(*) FROM conversations WHERE status = 'done'")
-            return int(row.fetchone()[0])
-    except sqlite3.OperationalError:  # not created yet
-        return 0
 
 
 def run_command(experiment: Path, run: Path) -> list[str]:

@@ -9,7 +9,6 @@ reach, so the run goes to its ceiling and every look is compared.
 from __future__ import annotations
 
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import done_count
 
 from backchannel.store import RunStore
 
@@ -53,18 +53,6 @@ def experiment_file(directory: Path) -> Path:
 
 def command(experiment: Path, run: Path) -> list[str]:
     return [BACKCHANNEL, "run", str(experiment), "-o", str(run), "--until", UNTIL]
-
-
-def done_count(run: Path) -> int:
-    database = run / "run.sqlite"
-    if not database.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1) as db:
-            row = db.execute("SELECT COUNT(*) FROM conversations WHERE status = 'done'")
-            return int(row.fetchone()[0])
-    except sqlite3.OperationalError:  # not created yet, or mid-write
-        return 0
 
 
 def stopping_record(run: Path) -> tuple[dict[str, Any], list[str]]:

@@ -1,6 +1,5 @@
 """Render a written report in headless Chromium and check the screenshot is not blank."""
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -10,8 +9,7 @@ import pandas as pd
 import pytest
 
 from backchannel.report import Report, bar_with_intervals
-
-CHROMIUM = shutil.which("chromium")
+from backchannel.testing import CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.mark.browser
@@ -34,13 +32,7 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     screenshot = tmp_path / "shot.png"
     command = [
         CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
+        *CHROMIUM_ARGS,
         f"--user-data-dir={tmp_path / 'profile'}",
         f"--screenshot={screenshot}",
         "--window-size=1200,2000",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,8 +11,8 @@ import pytest
 import yaml
 
 import backchannel as bc
+from backchannel.testing import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM = shutil.which("chromium")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -22,13 +21,7 @@ def _shoot(page: Path, tmp_path: Path, name: str, size: tuple[int, int]) -> np.n
     shot = tmp_path / f"{name}.png"
     command = [
         CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
+        *CHROMIUM_ARGS,
         "--hide-scrollbars",
         f"--user-data-dir={tmp_path / 'profile'}",
         f"--screenshot={shot}",

@@ -1,6 +1,7 @@
 """Test and benchmark helpers: a fake OpenAI-compatible server with a capacity model and faults,
-and the checks every paradigm must pass (`check_paradigm`)."""
+the checks every paradigm must pass (`check_paradigm`), and where Debian's Chromium is."""
 
+from backchannel.testing._chromium import CHROMIUM, CHROMIUM_ARGS
 from backchannel.testing._fake_openai import (
     REASONING_SHAPES,
     FakeOpenAIServer,
@@ -23,6 +24,8 @@ from backchannel.testing._paradigm_check import check_paradigm
 from backchannel.testing._schema import UnsupportedSchemaError, minimal_instance
 
 __all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
     "REASONING_SHAPES",
     "BodyFault",
     "DelayFault",
