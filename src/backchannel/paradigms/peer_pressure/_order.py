@@ -25,10 +25,7 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
     label = {
         (str(c), int(s)): str(v)
         for c, s, v, status in zip(
-            labels["conversation_id"],
-            labels["event_seq"],
-            labels["label"],
-            labels["status"],
+            *(labels[c].tolist() for c in ("conversation_id", "event_seq", "label", "status")),
             strict=True,
         )
         if status == "ok" and v is not None

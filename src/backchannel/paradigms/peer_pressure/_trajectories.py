@@ -33,10 +33,7 @@ def opinion_trajectories(tables: RunTables, judge: str) -> pd.DataFrame:
     private = {
         (str(c), str(a), int(t)): float(p == INFECTED)
         for c, a, t, p in zip(
-            answers["conversation_id"],
-            answers["agent"],
-            answers["checkpoint"],
-            answers["p"],
+            *(answers[c].tolist() for c in ("conversation_id", "agent", "checkpoint", "p")),
             strict=True,
         )
     }
