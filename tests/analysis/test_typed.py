@@ -3,6 +3,7 @@ separation check finds every factor averaged over without being named."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
@@ -176,3 +177,40 @@ def test_cell_groups_order_levels_naturally_and_keep_unhashable_ones() -> None:
     assert cell_groups(frame.iloc[0:0], ["role"]) == []
     with pytest.raises(KeyError, match="neither a column"):
         cell_groups(frame, ["r"])
+
+
+def test_cell_groups_keep_typed_columns_and_mixed_values_apart() -> None:
+    # a float column: NaN is the missing level; 2.0 and 1.5 are their own levels, rows keep
+    # their order inside a group
+    frame = pd.DataFrame(
+        {
+            "conversation_id": ["a", "b", "c", "d", "e"],
+            "x": [2.0, np.nan, 1.5, 2.0, np.nan],
+            "mixed": [1, 1.0, True, "1", 1],
+        }
+    )
+    groups = cell_groups(frame, ["x"])
+    assert [(cell, list(g["conversation_id"])) for cell, g in groups] == [
+        ({"x": None}, ["b", "e"]),
+        ({"x": 1.5}, ["c"]),
+        ({"x": 2.0}, ["a", "d"]),
+    ]
+    # an object column groups by each value's JSON text: 1, 1.0 and true stay apart, and the
+    # levels that sort alike (1, 1.0 and true are all the number 1) keep their first appearance
+    mixed = cell_groups(frame, ["mixed"])
+    assert [(cell["mixed"], list(g["conversation_id"])) for cell, g in mixed] == [
+        (1, ["a", "e"]),
+        (1.0, ["b"]),
+        (True, ["c"]),
+        ("1", ["d"]),
+    ]
+    # two keys: the cross of a factor and a column, in natural order of both
+    levels = {"a": {"f": "q"}, "b": {"f": "p"}, "c": {"f": "q"}, "d": {"f": "p"}, "e": {"f": "q"}}
+    crossed = cell_groups(frame, ["f", "x"], levels)
+    assert [(cell, list(g["conversation_id"])) for cell, g in crossed] == [
+        ({"f": "p", "x": None}, ["b"]),
+        ({"f": "p", "x": 2.0}, ["d"]),
+        ({"f": "q", "x": None}, ["e"]),
+        ({"f": "q", "x": 1.5}, ["c"]),
+        ({"f": "q", "x": 2.0}, ["a"]),
+    ]

@@ -223,8 +223,8 @@ def fit_group(data: pd.DataFrame, *, resamples: int = RESAMPLES, seed: int = 0) 
     whole = per_conversation.sum(axis=0)
     skipped = _why_not(whole, len(usable), len(unique))
     figures: dict[str, Any] = {
-        "conversations": len(set(data["conversation_id"].astype(str))),
-        "agents": len(set(zip(data["conversation_id"], data["agent"], strict=True))),
+        "conversations": int(data["conversation_id"].astype(str).nunique()),
+        "agents": len(data[["conversation_id", "agent"]].drop_duplicates()),
         "transitions": len(usable),
         "missing": missing,
         "resamples": resamples,

@@ -261,26 +261,67 @@ def cell_groups(
     """
     if not keys:
         return [({}, frame)]
+    import numpy as np
+
     factors = {f for cell in (levels or {}).values() for f in cell}
-    columns: dict[str, list[Any]] = {}
+    by_conversation: tuple[np.ndarray, list[str]] | None = None
+    coded: list[tuple[np.ndarray, list[Any]]] = []
     for key in keys:
         if key in factors:
             assert levels is not None
-            ids = [str(cid) for cid in frame["conversation_id"].tolist()]
-            columns[key] = [levels[cid].get(key) for cid in ids]
+            if by_conversation is None:  # each conversation's rows share its levels
+                by_conversation = _factorized([str(c) for c in frame["conversation_id"].tolist()])
+            rows, ids = by_conversation
+            coded.append(_recoded(rows, [levels[cid].get(key) for cid in ids]))
         elif key in frame.columns:
-            columns[key] = [_plain(v) for v in frame[key].tolist()]
+            coded.append(_column_codes(frame[key]))
         else:
             raise KeyError(f"{key!r} is neither a column nor a factor with levels")
-    texts = [_json_texts(columns[key]) for key in keys]
-    found: dict[tuple[str, ...], list[int]] = {}
-    values: dict[tuple[str, ...], dict[str, Any]] = {}
-    for position, text in enumerate(zip(*texts, strict=True)):
-        found.setdefault(text, []).append(position)
-        if text not in values:
-            values[text] = {key: columns[key][position] for key in keys}
-    order = sorted(found, key=lambda t: tuple(_natural(v) for v in values[t].values()))
-    return [(values[t], frame.iloc[found[t]]) for t in order]
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for codes, distinct in coded:  # renumbered at each key, so the product never overflows
+        combined = np.unique(combined * max(1, len(distinct)) + codes, return_inverse=True)[1]
+    inverse = combined.reshape(-1)
+    positions = np.argsort(inverse, kind="stable")
+    bounds = np.flatnonzero(np.diff(inverse[positions])) + 1
+    groups = np.split(positions, bounds) if len(positions) else []
+    groups.sort(key=lambda g: int(g[0]))  # first appearance, as ties in the order keep it
+    keyed = list(zip(keys, coded, strict=True))
+    cells = [{key: distinct[int(codes[g[0]])] for key, (codes, distinct) in keyed} for g in groups]
+    order = sorted(range(len(groups)), key=lambda i: tuple(_natural(v) for v in cells[i].values()))
+    return [(cells[i], frame.iloc[groups[i]]) for i in order]
+
+
+def _factorized(values: list[Any]) -> tuple[Any, list[Any]]:
+    """Each value's code (by its JSON text) and one value per code, in order of appearance."""
+    import numpy as np
+
+    known: dict[str, int] = {}
+    distinct: list[Any] = []
+    codes = np.empty(len(values), dtype=np.int64)
+    for i, (value, text) in enumerate(zip(values, _json_texts(values), strict=True)):
+        code = known.get(text)
+        if code is None:
+            code = known[text] = len(distinct)
+            distinct.append(value)
+        codes[i] = code
+    return codes, distinct
+
+
+def _recoded(rows: Any, values: list[Any]) -> tuple[Any, list[Any]]:
+    """Codes of per-row values given by `values[rows]`, merging values with one JSON text."""
+    codes, distinct = _factorized(values)
+    return codes[rows], distinct
+
+
+def _column_codes(column: pd.Series) -> tuple[Any, list[Any]]:
+    """A key column's codes: factorized by pandas where its dtype holds plain scalars (one
+    Python value per distinct scalar), else value by value (lists, mappings, mixed types)."""
+    import pandas as pd
+
+    if column.dtype != object and not isinstance(column.dtype, pd.CategoricalDtype):
+        rows, uniques = pd.factorize(column, use_na_sentinel=False)
+        return _recoded(rows, [_plain(v) for v in uniques.tolist()])
+    return _factorized([_plain(v) for v in column.tolist()])
 
 
 def _json_texts(column: list[Any]) -> list[str]:

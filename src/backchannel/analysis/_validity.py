@@ -270,10 +270,18 @@ def poisson_binomial_pmf(chances: Sequence[float]) -> np.ndarray:
     bad = values[(values < 0) | (values > 1) | np.isnan(values)]
     if len(bad):
         raise ValueError(f"a chance must lie in [0, 1], got {bad[0]}")
-    pmf = np.ones(1)
+    pmf, start = np.ones(1), 0
     for p, n in zip(*np.unique(values, return_counts=True), strict=True):
-        pmf = np.convolve(pmf, binom.pmf(np.arange(n + 1), n, p))
-    return pmf
+        part = binom.pmf(np.arange(n + 1), n, p)
+        (support,) = np.nonzero(part)
+        # Only the counts whose probability is not an exact 0 take part: the terms left out
+        # are exact zeros, so the sum is the same and the cost falls from n squared to about
+        # the product of the binomials' widths (tens of standard deviations each).
+        pmf = np.convolve(pmf, part[support[0] : support[-1] + 1])
+        start += int(support[0])
+    full = np.zeros(len(values) + 1)
+    full[start : start + len(pmf)] = pmf
+    return full
 
 
 def poisson_binomial_test(hits: int, chances: Sequence[float]) -> float:

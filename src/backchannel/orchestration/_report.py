@@ -116,6 +116,6 @@ def run_models(tables: RunTables) -> set[str]:
     events = tables.core_events
     models = set(events["model"].dropna().astype(str)) if len(events) else set()
     if len(tables.labels) and "model" in tables.labels:
-        labelled = set(tables.labels["model"].dropna().astype(str))
+        labelled = set(tables.labels["model"].dropna().astype(str).unique().tolist())
         models |= {m for m in labelled if "/" in m or m.startswith("sim")}  # not "rule"
     return models

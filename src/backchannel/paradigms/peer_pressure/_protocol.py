@@ -314,7 +314,7 @@ def default_judge(tables: RunTables) -> str:
     settings = tables.manifest.get("config_resolved", {}).get("settings", {})
     configured = (settings.get("judge") or {}) if isinstance(settings, dict) else {}
     name = configured.get("name") or configured.get("kind")
-    judges = sorted(set(tables.labels["judge"])) if len(tables.labels) else []
+    judges = sorted(set(tables.labels["judge"].unique().tolist())) if len(tables.labels) else []
     if name and name in judges:
         return str(name)
     if len(judges) == 1:
