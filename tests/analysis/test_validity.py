@@ -9,6 +9,7 @@ import json
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binomtest
@@ -206,3 +207,16 @@ def test_the_poisson_binomial_distribution_matches_an_enumeration() -> None:
         assert poisson_binomial_test(hits, chances) == pytest.approx(expected)
     with pytest.raises(ValueError):
         poisson_binomial_test(5, chances)
+
+
+def test_certain_answers_shift_the_poisson_binomial_distribution() -> None:
+    # two answers that never hit and one that always does: K = 1 + Bernoulli(0.5), so
+    # P(K = 1) = P(K = 2) = 0.5 and the counts 0 and 3 are impossible
+    assert list(poisson_binomial_pmf([0.0, 1.0, 0.5, 0.0])) == pytest.approx([0, 0.5, 0.5, 0, 0])
+    assert poisson_binomial_test(0, [0.0, 1.0, 0.5, 0.0]) == 0.0
+    # many answers: the probabilities far from the mean underflow to 0 and are left out of
+    # the convolution, yet every count keeps its place (mean 3000 * 0.25 + 2000 / 3)
+    pmf = poisson_binomial_pmf([0.25] * 3000 + [1 / 3] * 2000)
+    assert len(pmf) == 5001 and pmf.sum() == pytest.approx(1.0)
+    assert int(np.argmax(pmf)) in (1416, 1417)
+    assert pmf[0] == 0.0 and pmf[5000] == 0.0
