@@ -66,14 +66,14 @@ class Design:
         """Each conversation's level of every factor, by conversation id, exactly as its cell
         declared it (the `cell` JSON, where a factor column may have turned 2 into 2.0 beside
         a null level); a conversation without `cell` falls back to its factor columns."""
-        ids = [str(cid) for cid in conversations["conversation_id"]]
+        ids = [str(cid) for cid in conversations["conversation_id"].tolist()]
         cells = (
-            [_cell_of(c) for c in conversations["cell"]]
+            [_cell_of(c) for c in conversations["cell"].tolist()]
             if "cell" in conversations.columns
             else [None] * len(ids)
         )
         columns = {
-            f: list(conversations[f]) if f in conversations.columns else [None] * len(ids)
+            f: conversations[f].tolist() if f in conversations.columns else [None] * len(ids)
             for f in self.factors
         }
         return {
@@ -262,15 +262,17 @@ def cell_groups(
     if not keys:
         return [({}, frame)]
     import numpy as np
+    import pandas as pd
 
     factors = {f for cell in (levels or {}).values() for f in cell}
-    by_conversation: tuple[np.ndarray, list[str]] | None = None
+    by_conversation: tuple[Any, list[str]] | None = None
     coded: list[tuple[np.ndarray, list[Any]]] = []
     for key in keys:
         if key in factors:
             assert levels is not None
             if by_conversation is None:  # each conversation's rows share its levels
-                by_conversation = _factorized([str(c) for c in frame["conversation_id"].tolist()])
+                rows, uniques = pd.factorize(frame["conversation_id"], use_na_sentinel=False)
+                by_conversation = rows, [str(c) for c in uniques.tolist()]
             rows, ids = by_conversation
             coded.append(_recoded(rows, [levels[cid].get(key) for cid in ids]))
         elif key in frame.columns:
@@ -318,7 +320,8 @@ def _column_codes(column: pd.Series) -> tuple[Any, list[Any]]:
     Python value per distinct scalar), else value by value (lists, mappings, mixed types)."""
     import pandas as pd
 
-    if column.dtype != object and not isinstance(column.dtype, pd.CategoricalDtype):
+    plain = column.dtype != object and not isinstance(column.dtype, pd.CategoricalDtype)
+    if plain or pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty"):
         rows, uniques = pd.factorize(column, use_na_sentinel=False)
         return _recoded(rows, [_plain(v) for v in uniques.tolist()])
     return _factorized([_plain(v) for v in column.tolist()])

@@ -186,5 +186,7 @@ def _models(tables: RunTables) -> dict[tuple[str, str], str]:
     pairs = ordered.drop_duplicates(["conversation_id", "agent"], keep="first")
     return {
         (str(c), str(a)): str(m)
-        for c, a, m in zip(pairs["conversation_id"], pairs["agent"], pairs["model"], strict=True)
+        for c, a, m in zip(
+            *(pairs[c].tolist() for c in ("conversation_id", "agent", "model")), strict=True
+        )
     }
