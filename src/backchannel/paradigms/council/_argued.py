@@ -19,10 +19,11 @@ from typing import Any
 
 from backchannel.datasets import find_phrase, normalize
 from backchannel.judges import JudgeTask, Target
+from backchannel.paradigms.council._scenarios import RESERVED_IDS
 
 ARGUED = "argued"
 """The task's name, and the name the inline judge's labels are stored under."""
-NONE, SEVERAL = "none", "several"
+NONE, SEVERAL = RESERVED_IDS
 """The labels of a turn that argues for no option, and for more than one."""
 
 _CLAUSE_BREAK = re.compile(
@@ -32,13 +33,14 @@ _CLAUSE_BREAK = re.compile(
 _ENDORSING = frozenset(
     "adopt adopting adopted support supporting back backing choose choosing chosen pick "
     "recommend recommending favour favor favouring favoring prefer preferring best better "
-    "strongest wisest right endorse endorsing concede accept".split()
+    "strongest wisest right endorse endorsing accept".split()
 )
+"""Words that make a clause argue for what it names ("concede" is not one: conceding a point
+to an option, "I concede X is cheaper", is not arguing that the council adopt it)."""
 _NEGATORS = frozenset({"not", "no", "never", "nor", "neither", "against", "reject"})
 _NEGATING_BEFORE: tuple[tuple[str, ...], ...] = (
-    ("rather", "than"),
+    ("than",),  # "rather than X", "other than X", "better than X"
     ("instead", "of"),
-    ("other", "than"),
     ("opposed", "to"),
     ("over",),
     ("unlike",),
@@ -84,55 +86,82 @@ def _reference(target: Target) -> DebateReference:
     return target.reference
 
 
-def _phrases(option: ArguedOption) -> list[list[str]]:
-    """The token phrases that name an option: its name and its id read as words."""
-    found = []
-    for text in (option.name, option.id.replace("_", " ")):
-        tokens = normalize(text).split()
+@cache
+def _phrases(option: ArguedOption) -> tuple[tuple[str, ...], ...]:
+    """The token phrases that name an option: its name, its id read as words and, when its
+    name holds a clause break, the one word that stands for the name (`_shielded`)."""
+    found: list[tuple[str, ...]] = []
+    texts = [option.name, option.id.replace("_", " ")]
+    if _CLAUSE_BREAK.search(option.name):
+        texts.append(_shield(option))
+    for text in texts:
+        tokens = tuple(normalize(text).split())
         if tokens and tokens not in found:
             found.append(tokens)
-    return found
+    return tuple(found)
 
 
-def _denied(clause: list[str], start: int) -> bool:
-    """Whether the mention starting at `clause[start]` is denied ("not X", "rather than X")."""
-    before = clause[max(0, start - _NEGATION_WINDOW) : start]
+def _shield(option: ArguedOption) -> str:
+    return f"argued{option.id.replace('_', '')}name"
+
+
+def _shielded(text: str, options: Sequence[ArguedOption]) -> str:
+    """The text with each option name that holds a clause break ("Build, then rent") written
+    as one word, so that splitting into clauses keeps the name whole (longest names first)."""
+    for option in sorted(options, key=lambda o: -len(o.name)):
+        if _CLAUSE_BREAK.search(option.name) and option.name.split():
+            words = r"\s+".join(re.escape(word) for word in option.name.split())
+            text = re.sub(rf"(?<!\w){words}(?!\w)", f" {_shield(option)} ", text, flags=re.I)
+    return text
+
+
+def _denied(clause: Sequence[str], start: int, covered: set[int]) -> bool:
+    """Whether the mention starting at `clause[start]` is denied ("not X", "rather than X"),
+    by the words before it that name no option."""
+    lo = max(0, start - _NEGATION_WINDOW)
+    before = tuple(clause[i] for i in range(lo, start) if i not in covered)
     if any(token in _NEGATORS for token in before):
         return True
-    return any(tuple(before[-len(cue) :]) == cue for cue in _NEGATING_BEFORE)
+    return any(before[-len(cue) :] == cue for cue in _NEGATING_BEFORE)
 
 
-def _clause_mentions(clause: list[str], options: Sequence[ArguedOption]) -> dict[str, bool]:
-    """The options a clause names, each with whether the mention is denied; a mention inside
-    a longer mention of another option does not count."""
+def _clause_endorses(clause: list[str], options: Sequence[ArguedOption]) -> list[str]:
+    """The options a clause argues for: those it names without denying them, when a word
+    outside the names endorses; a mention inside a longer mention of another option does not
+    count."""
     spans: list[tuple[int, int, str]] = []
     for option in options:
         for phrase in _phrases(option):
-            spans += [(s, s + len(phrase), option.id) for s in find_phrase(clause, phrase)]
-    named: dict[str, bool] = {}
-    for start, end, option_id in spans:
-        inside = any(
+            spans += [(s, s + len(phrase), option.id) for s in find_phrase(clause, list(phrase))]
+    kept = [
+        (start, end, option_id)
+        for start, end, option_id in spans
+        if not any(
             other != option_id and lo <= start and end <= hi and hi - lo > end - start
             for lo, hi, other in spans
         )
-        if not inside:
-            named[option_id] = named.get(option_id, True) and _denied(clause, start)
-    return named
+    ]
+    covered = {i for start, end, _ in kept for i in range(start, end)}
+    if not any(token in _ENDORSING for i, token in enumerate(clause) if i not in covered):
+        return []
+    denied: dict[str, bool] = {}
+    for start, _, option_id in kept:
+        denied[option_id] = denied.get(option_id, True) and _denied(clause, start, covered)
+    return [option_id for option_id, no in denied.items() if not no]
 
 
 def argued_option(text: str, reference: DebateReference) -> str:
     """The rule's label of a turn: the one option it endorses, `none` or `several`.
 
-    An option is endorsed when a clause names it, holds an endorsing word and does not deny
-    it; a clause without an endorsing word argues nothing, whatever it names.
+    An option is endorsed when a clause names it, holds an endorsing word (not one inside an
+    option's name) and does not deny it; a clause without an endorsing word argues nothing,
+    whatever it names.
     """
     endorsed: list[str] = []
-    for part in _CLAUSE_BREAK.split(text):
+    for part in _CLAUSE_BREAK.split(_shielded(text, reference.options)):
         clause = normalize(part).split() if part else []
-        if not clause or not _ENDORSING & set(clause):
-            continue
-        for option_id, denied in _clause_mentions(clause, reference.options).items():
-            if not denied and option_id not in endorsed:
+        for option_id in _clause_endorses(clause, reference.options) if clause else ():
+            if option_id not in endorsed:
                 endorsed.append(option_id)
     if not endorsed:
         return NONE
