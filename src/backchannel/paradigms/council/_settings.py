@@ -148,7 +148,7 @@ class CouncilSettings(ValiditySettings):
             try:
                 check_model(judge)
             except ConfigError as error:
-                raise ValueError(f"`rule`, or {error}") from None
+                raise ValueError(f"name `rule` or a model PROVIDER/MODEL: {error}") from None
         return judge
 
     @property
