@@ -124,6 +124,8 @@ def test_every_call_of_a_run_but_the_profile_is_answered_by_a_rule(
             "pool_models": ["sim/population#a", "sim/population#b"],
             "verify": True,
             "profiling": True,
+            "argued_judge": "sim/population",  # a model judge: answered by the rule
+            "off_the_record": True,
         },
     }
     path = tmp_path / "experiment.yaml"
@@ -135,6 +137,20 @@ def test_every_call_of_a_run_but_the_profile_is_answered_by_a_rule(
     }
     assert unanswered == {"profile"}  # its keyword score reads a free text: the scripted one
     answered = {r.call.prompt for r in population_requests if r.call and BOOK.rule(r.call)}
-    assert answered == {"position", "critique", "rebuttal", "ranking", "revised", "verification"}
-    # The inline `argued` judge is the rule: it makes no call.
-    assert not [r for r in population_requests if r.call and r.call.source == "judge"]
+    assert answered == {
+        "position",
+        "critique",
+        "rebuttal",
+        "off_the_record",
+        "ranking",
+        "revised",
+        "verification",
+        "argued",
+    }
+    labels = run.tables.labels_for("argued")
+    assert len(labels) == 4 * 9 and set(labels["model"]) == {"sim/population"}
+    assert set(labels["status"]) == {"ok"} and set(labels["label"]) <= {
+        "rent_control",
+        "deregulation",
+        "public_housing",
+    }
