@@ -345,6 +345,20 @@ def test_a_model_argued_judge_reads_every_turn_and_the_estimate_counts_its_calls
     assert int(pairs["skipped"].isna().sum()) == len(argued)
 
 
+def test_without_an_argued_judge_no_turn_is_labelled_and_every_pair_says_so(tmp_path):
+    from backchannel.paradigms import get_paradigm
+    from backchannel.paradigms._base import AnalysisOptions
+    from backchannel.paradigms.council._stances import NO_LABEL
+
+    run, dry = _run(tmp_path, {"pool": ["A"]}, {"argued_judge": None, "off_the_record": True})
+    tables = load_tables(run, None)
+    assert tables.labels_for("argued").empty
+    assert dry == len(tables.events) == 3 * 3 * 2 + 7 + 7  # turns, their probes, ranks, scores
+    pairs = get_paradigm("council").stance_pairs(tables, AnalysisOptions())
+    # Every turn has a readable off-the-record choice: the missing label is the only reason.
+    assert len(pairs) == 9 and (pairs["skipped"] == NO_LABEL).all()
+
+
 def test_profiling_calls_share_one_run_level_seed_across_conversations(tmp_path):
     # Two scenarios -> two conversations; each (model, value) profile request is the same in
     # both, with the seed derived from the experiment seed (7), so the cache can answer it.
