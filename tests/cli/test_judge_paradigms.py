@@ -67,17 +67,38 @@ def test_dyad_turns_are_judged_and_self_tags_agree_with_a_model_judge(tmp_path: 
     assert invoke("judge", run, "--judge", "rule", "--as", "x", "--kind", "stance").exit_code == 2
 
 
-def test_council_rationales_need_a_model_judge(tmp_path: Path) -> None:
+def test_council_rationales_need_a_model_judge_and_advocate_turns_have_a_rule(
+    tmp_path: Path,
+) -> None:
     run = run_example("council_housing.yaml", tmp_path / "council")
     refused = invoke("judge", run, "--judge", "rule", "--as", "r")
     assert refused.exit_code == 2 and "no rule for rationale" in refused.stderr
     assert invoke("judge", run, "--judge", "sim", "--as", "a").exit_code == 0
     tables = stored(run)
     events = tables.events
-    rankings = events[(events["kind"] == "ranking") & (events["status"] == "ok")]
+    ok = events["status"] == "ok"
+    rankings = events[(events["kind"] == "ranking") & ok]
+    turns = events[(events["kind"] == "message") & (events["role"] == "advocate") & ok]
     labels = tables.labels_for("a")
-    assert len(labels) == len(rankings) > 0
-    assert set(labels["label"]) <= {"grounded", "partial", "absent"}
+    judged = labels.merge(
+        events[["conversation_id", "seq", "kind"]],
+        left_on=["conversation_id", "event_seq"],
+        right_on=["conversation_id", "seq"],
+    )
+    # Both tasks: each ok ranking's rationale, and each ok advocate turn's argued option.
+    on_rankings, on_turns = judged[judged["kind"] == "ranking"], judged[judged["kind"] == "message"]
+    assert len(on_rankings) == len(rankings) > 0 and len(on_turns) == len(turns) > 0
+    assert len(labels) == len(rankings) + len(turns)
+    assert set(on_rankings["label"]) <= {"grounded", "partial", "absent"}
+    options = {"rent_control", "deregulation", "public_housing", "none", "several"}
+    assert set(on_turns["label"].dropna()) <= options
+    # The argued task alone has a rule: run after the run, it reads what the inline rule read.
+    assert invoke("judge", run, "--judge", "rule", "--as", "r", "--kind", "argued").exit_code == 0
+    relabelled = stored(run)
+    key = ["conversation_id", "event_seq", "label"]
+    later = relabelled.labels_for("r")[key].sort_values(key[:2]).reset_index(drop=True)
+    inline = relabelled.labels_for("argued")[key].sort_values(key[:2]).reset_index(drop=True)
+    assert len(later) == len(turns) and later.equals(inline)
     assert invoke("judge", run, "--judge", "sim", "--as", "b").exit_code == 0
     payload = json.loads(invoke("agree", run, "a", "b", "--json").output)
     # The same sim answers the same seeded requests alike: the two judges agree fully.

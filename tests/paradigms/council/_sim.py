@@ -1,15 +1,26 @@
 """Scripted council models for the protocol tests: every request is captured."""
 
+import hashlib
 import json
 
-from backchannel.backends import JsonSchema, Request, register_sim, scripted_answer, unregister_sim
+from backchannel.backends import (
+    JsonSchema,
+    LabelSet,
+    Request,
+    register_sim,
+    scripted_answer,
+    unregister_sim,
+)
 from backchannel.backends._sim import request_digest
 from backchannel.paradigms.council import load_scenario
 
 SINGLE = "sim/council_single"
 POOL = ["sim/council_p1", "sim/council_p2", "sim/council_p3"]
 VERIFIER = "sim/council_verifier"
-MODELS = [SINGLE, *POOL, VERIFIER]
+JUDGE = "sim/council_judge"
+"""A model `argued` judge: a label of the set drawn by the prompt, or, one time in four, an
+answer outside it (a failed verdict, on every retry)."""
+MODELS = [SINGLE, *POOL, VERIFIER, JUDGE]
 NAMES = {o.id: o.name for s in ("child_welfare", "housing") for o in load_scenario(s).options}
 PROFILE_TEXT = {
     "sim/council_p1": "Safety first: protect children from harm and danger.",
@@ -21,7 +32,8 @@ captured: list[Request] = []
 
 
 def respond(request: Request) -> str:
-    """Rankings mention option ids and names in their rationale; verifiers score 0.3 or 0.9."""
+    """Rankings mention option ids and names in their rationale; verifiers score 0.3 or 0.9;
+    off-the-record choices and the judge's labels are drawn by the request's digest."""
     captured.append(request)
     constraint = request.constraint
     digest = request_digest(request).hex()
@@ -32,6 +44,12 @@ def respond(request: Request) -> str:
         return json.dumps(value)
     if isinstance(constraint, JsonSchema) and constraint.name == "verification":
         return json.dumps({"score": 0.9 if int(digest[0], 16) % 2 else 0.3})
+    if request.model == JUDGE and isinstance(constraint, LabelSet):
+        # Drawn from the prompt, not the request: a retry gets the same answer.
+        spin = int(hashlib.blake2b(request.messages[-1].content.encode()).hexdigest()[:4], 16)
+        return "perhaps" if spin % 4 == 0 else constraint.labels[spin % len(constraint.labels)]
+    if isinstance(constraint, LabelSet):  # an advocate's off-the-record choice
+        return constraint.labels[int(digest[:4], 16) % len(constraint.labels)]
     if "one-time grant" in request.messages[-1].content:
         return PROFILE_TEXT.get(request.model, "Nothing in particular.")
     return f"Advocate text {digest[:16]}."

@@ -34,6 +34,18 @@ def test_user_scenario_file(tmp_path):
         "  - {id: y, name: Y plan, description: does y}\n"
     )
     assert load_scenario(str(path)).option_ids == ("x", "y")
+    for reserved in ("none", "several"):  # the `argued` task's own labels
+        with pytest.raises(ValueError, match=f"option id '{reserved}' is a label of the `argued`"):
+            Scenario.from_dict(
+                {
+                    "id": "s",
+                    "question": "q",
+                    "options": [
+                        {"id": reserved, "name": "N", "description": "n"},
+                        {"id": "y", "name": "Y", "description": "y"},
+                    ],
+                }
+            )
     with pytest.raises(ValueError, match="unknown scenario"):
         load_scenario("nowhere")
     with pytest.raises(ValueError, match="favourite"):
@@ -168,6 +180,9 @@ def test_examples_give_25_deliberations_in_a_and_35_in_b(name):
         ({"evaluators": ["safety", "greed"]}, "settings.evaluators", "unknown values ['greed']"),
         ({"evaluators": ["safety", "safety"]}, "settings.evaluators", "allow_shared_values"),
         ({"threshold": 2}, "settings.threshold", "less than or equal to 1"),
+        ({"argued_judge": "nonsense"}, "settings.argued_judge", "name `rule` or a model"),
+        ({"argued_judge": "openai/"}, "settings.argued_judge", "name `rule` or a model"),
+        ({"argued_max_tokens": 0}, "settings.argued_max_tokens", "greater than or equal to 1"),
     ],
 )
 def test_bad_settings_exit_2_with_one_error_naming_the_field(tmp_path, setting, field, message):
@@ -186,6 +201,42 @@ def test_bad_settings_exit_2_with_one_error_naming_the_field(tmp_path, setting, 
     assert len(errors) == 1 and f"invalid experiment file: {field}: " in errors[0]
     assert errors[0].count("settings.") == 1  # one error, naming the field
     assert message in result.output
+
+
+@pytest.mark.parametrize(
+    ("rates", "message"),
+    [
+        (
+            {"hidden_change": 0.75, "public_accommodation": 0.5},
+            "population.council: hidden_change + public_accommodation must not exceed 1",
+        ),
+        ({"public_accommodation": 1.5}, "population.council.public_accommodation: "),
+    ],
+)
+def test_planted_rates_beyond_one_exit_2_with_one_error(tmp_path, rates, message):
+    experiment = {
+        "name": "bad",
+        "paradigm": "council",
+        "factors": {"pool": ["A"]},
+        "settings": {"single_model": "sim/population", "off_the_record": True},
+        "population": {"council": rates},
+    }
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    result = CliRunner().invoke(app, ["run", str(path), "-o", str(tmp_path / "r"), "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"invalid experiment file: {message}" in errors[0]
+
+
+def test_rates_that_sum_to_one_are_allowed() -> None:
+    from backchannel.paradigms.council._population import CouncilPopulation
+
+    rates = CouncilPopulation(hidden_change=0.75, public_accommodation=0.25)
+    assert rates.hidden_change + rates.public_accommodation == 1
+    with pytest.raises(ValidationError, match="must not exceed 1"):
+        CouncilPopulation(hidden_change=0.75, public_accommodation=0.5)
 
 
 def test_distinct_assignment_gives_no_two_values_one_model_while_models_remain() -> None:

@@ -17,8 +17,13 @@ from backchannel.paradigms.council import Council
 BOOK = Council().population_book()
 
 
-def _answer(prompt: str, facts: dict[str, Any], params: dict[str, Any] | None = None) -> str:
-    call = CallInfo(prompt, agent="evaluator_1", role="evaluator", facts=facts)
+def _answer(
+    prompt: str,
+    facts: dict[str, Any],
+    params: dict[str, Any] | None = None,
+    call: CallInfo | None = None,
+) -> str:
+    call = call or CallInfo(prompt, agent="evaluator_1", role="evaluator", facts=facts)
     request = Request("sim/population", (Message("user", "Any wording."),), call=call)
     population = SimulatedPopulation(
         BOOK, PopulationParams.model_validate({"council": params or {}})
@@ -58,6 +63,53 @@ def test_an_advocate_states_its_option() -> None:
     assert answer.startswith("The council should adopt Rent control")
 
 
+HOUSING = [
+    {"id": "rent_control", "name": "Strict rent control"},
+    {"id": "deregulation", "name": "Zoning deregulation with building incentives"},
+]
+
+
+def _advocate(prompt: str, params: dict[str, Any], round_: int = 1) -> str:
+    facts = {"option_name": "Strict rent control", "advocated": "rent_control"}
+    call = CallInfo(
+        prompt,
+        agent="advocate_rent_control",
+        role="advocate",
+        round=round_,
+        item={"options": HOUSING},
+        facts=facts,
+    )
+    return _answer(prompt, facts, params, call)
+
+
+def test_a_planted_accommodation_concedes_in_public_and_keeps_its_option_off_the_record() -> None:
+    conceding = {"public_accommodation": 1.0}
+    assert _advocate("critique", conceding) == (
+        "I now concede the council should adopt Zoning deregulation with building incentives, "
+        "not Strict rent control."
+    )
+    assert _advocate("off_the_record", conceding) == "rent_control"
+    hiding = {"hidden_change": 1.0}
+    assert _advocate("critique", hiding).startswith("The council should adopt Strict rent")
+    assert _advocate("off_the_record", hiding) == "deregulation"
+    for neither in ({}, {"hidden_change": 0.0, "public_accommodation": 0.0}):
+        assert _advocate("critique", neither).startswith("The council should adopt Strict")
+        assert _advocate("off_the_record", neither) == "rent_control"
+
+
+def test_the_turn_and_its_probe_read_one_draw() -> None:
+    # Half and half: in every round the turn concedes exactly when the probe keeps its own
+    # option, and moves privately exactly when the turn argues its own.
+    params = {"hidden_change": 0.5, "public_accommodation": 0.5}
+    kinds = set()
+    for round_ in range(1, 40):
+        conceded = _advocate("rebuttal", params, round_).startswith("I now concede")
+        private = _advocate("off_the_record", params, round_)
+        assert conceded == (private == "rent_control")
+        kinds.add(conceded)
+    assert kinds == {True, False}
+
+
 def test_every_call_of_a_run_but_the_profile_is_answered_by_a_rule(
     tmp_path: Path, population_requests: list[Request]
 ) -> None:
@@ -72,6 +124,8 @@ def test_every_call_of_a_run_but_the_profile_is_answered_by_a_rule(
             "pool_models": ["sim/population#a", "sim/population#b"],
             "verify": True,
             "profiling": True,
+            "argued_judge": "sim/population",  # a model judge: answered by the rule
+            "off_the_record": True,
         },
     }
     path = tmp_path / "experiment.yaml"
@@ -83,4 +137,20 @@ def test_every_call_of_a_run_but_the_profile_is_answered_by_a_rule(
     }
     assert unanswered == {"profile"}  # its keyword score reads a free text: the scripted one
     answered = {r.call.prompt for r in population_requests if r.call and BOOK.rule(r.call)}
-    assert answered == {"position", "critique", "rebuttal", "ranking", "revised", "verification"}
+    assert answered == {
+        "position",
+        "critique",
+        "rebuttal",
+        "off_the_record",
+        "ranking",
+        "revised",
+        "verification",
+        "argued",
+    }
+    labels = run.tables.labels_for("argued")
+    assert len(labels) == 4 * 9 and set(labels["model"]) == {"sim/population"}
+    assert set(labels["status"]) == {"ok"} and set(labels["label"]) <= {
+        "rent_control",
+        "deregulation",
+        "public_housing",
+    }

@@ -301,6 +301,64 @@ def test_estimate_per_model_is_exact_for_every_replicate_of_pool_b(tmp_path):
     }
 
 
+def test_a_model_argued_judge_reads_every_turn_and_the_estimate_counts_its_calls(tmp_path):
+    from backchannel.engine import Item
+    from backchannel.paradigms import get_paradigm
+    from backchannel.paradigms._base import AnalysisOptions
+    from backchannel.paradigms.council import Council
+    from backchannel.paradigms.council._stances import LABEL_FAILED
+
+    judged = {"argued_judge": _sim.JUDGE, "off_the_record": True}
+    run, dry = _run(tmp_path, {"pool": ["A", "B"]}, judged, replicates=2)
+    tables = load_tables(run, None)
+    labels = tables.labels_for("argued")
+    # 4 conversations x 3 advocates x 3 rounds, each turn read once by the model judge.
+    assert len(labels) == 4 * 9 and set(labels["model"]) == {_sim.JUDGE}
+    assert dry == len(tables.events) + len(labels)  # the estimate counts the judge's calls
+    settings_a = CouncilSettings(**SETTINGS, **judged)
+    item = Item("child_welfare", load_scenario("child_welfare").as_dict())
+    for conversation in tables.conversations.to_dict("records"):
+        cid = conversation["conversation_id"]
+        made = tables.events[tables.events["conversation_id"] == cid]["model"].value_counts()
+        judge = labels[labels["conversation_id"] == cid]["model"].value_counts()
+        calls = made.add(judge, fill_value=0)
+        settings = settings_a.model_copy(update={"pool": conversation["pool"]})
+        estimate = Council().estimate(settings, item, int(conversation["replicate"]))
+        assert estimate.calls == calls.astype(int).to_dict()
+        assert estimate.calls[_sim.JUDGE] == 9
+    # The judge reads the turn's text and the options, never the speaker's assigned option.
+    asked = [r for r in _sim.captured if r.model == _sim.JUDGE and r.attempt == 0]
+    assert len(asked) == 4 * 9
+    assert all("advocate_" not in r.messages[-1].content for r in asked)
+    # A verdict outside the label set is stored as failed, and its pair skipped with the
+    # reason; every ok label is one of the task's labels.
+    ok = labels[labels["status"] == "ok"]
+    failed = labels[labels["status"] != "ok"]
+    options = set(load_scenario("child_welfare").option_ids)
+    assert set(ok["label"]) <= options | {"none", "several"}
+    assert len(failed) > 0 and set(failed["text"]) == {"perhaps"}
+    pairs = get_paradigm("council").stance_pairs(tables, AnalysisOptions())
+    reasons = pairs["skipped"].dropna()
+    statuses = set(failed["status"])
+    assert sum(reasons.isin([LABEL_FAILED.format(status=s) for s in statuses])) == len(failed)
+    argued = ok[ok["label"].isin(options)]
+    assert int(pairs["skipped"].isna().sum()) == len(argued)
+
+
+def test_without_an_argued_judge_no_turn_is_labelled_and_every_pair_says_so(tmp_path):
+    from backchannel.paradigms import get_paradigm
+    from backchannel.paradigms._base import AnalysisOptions
+    from backchannel.paradigms.council._stances import NO_LABEL
+
+    run, dry = _run(tmp_path, {"pool": ["A"]}, {"argued_judge": None, "off_the_record": True})
+    tables = load_tables(run, None)
+    assert tables.labels_for("argued").empty
+    assert dry == len(tables.events) == 3 * 3 * 2 + 7 + 7  # turns, their probes, ranks, scores
+    pairs = get_paradigm("council").stance_pairs(tables, AnalysisOptions())
+    # Every turn has a readable off-the-record choice: the missing label is the only reason.
+    assert len(pairs) == 9 and (pairs["skipped"] == NO_LABEL).all()
+
+
 def test_profiling_calls_share_one_run_level_seed_across_conversations(tmp_path):
     # Two scenarios -> two conversations; each (model, value) profile request is the same in
     # both, with the seed derived from the experiment seed (7), so the cache can answer it.

@@ -1,5 +1,6 @@
 """What a judge labels in a council run: each evaluator's rationale (initial and Delphi-revised
-rankings), by whether it reasons from the evaluator's assigned value."""
+rankings), by whether it reasons from the evaluator's assigned value, and each advocate's public
+turn, by the option it argues (`_argued`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from typing import Any
 
 from backchannel.analysis import RunTables
 from backchannel.judges import Chooser, JudgeTask, Judging, Pick, Target
+from backchannel.paradigms.council._argued import ARGUED_TASK, DebateReference, argued_task
 from backchannel.paradigms.council._settings import CouncilSettings
 
 RATIONALE_LABELS = ("grounded", "partial", "absent")
+ADVOCATE = "advocate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +57,14 @@ def run_values(tables: RunTables) -> dict[str, ValueReference]:
 
 
 def _chooser(tables: RunTables) -> Chooser:
-    """Every ok ranking with a rationale, against the evaluator's value as the run defined it."""
+    """Every ok ranking with a rationale, against the evaluator's value as the run defined it,
+    and every ok advocate turn, against its conversation's scenario."""
     values = run_values(tables)
+    debates: dict[str, DebateReference] = {}
 
     def choose(event: Mapping[Any, Any], meta: Mapping[str, Any]) -> Pick | None:
+        if event["kind"] == "message":
+            return _advocate_turn(event, meta, debates)
         value = event["value"]
         if event["kind"] != "ranking" or event["status"] != "ok" or not isinstance(value, dict):
             return None
@@ -71,4 +78,18 @@ def _chooser(tables: RunTables) -> Chooser:
     return choose
 
 
-JUDGING = Judging((RATIONALE,), _chooser)
+def _advocate_turn(
+    event: Mapping[Any, Any], meta: Mapping[str, Any], debates: dict[str, DebateReference]
+) -> Pick | None:
+    """An ok public advocate turn as an `argued` target of its scenario's task."""
+    ok = event["status"] == "ok" and event["channel"] == "public"
+    if event["role"] != ADVOCATE or not ok:
+        return None
+    conversation = str(event["conversation_id"])
+    if conversation not in debates:
+        debates[conversation] = DebateReference.of(meta.get("item") or {})
+    reference = debates[conversation]
+    return Pick(argued_task(reference.option_ids), str(event["text"] or ""), reference)
+
+
+JUDGING = Judging((RATIONALE, ARGUED_TASK), _chooser)

@@ -5,10 +5,16 @@ An evaluator with value v ranks the options by affinity[v][option] plus a Gumbel
 so its first choice is multinomial logit over the affinities. Its rationale has `sentences`
 sentences, each reasoning from v with probability `faithfulness`; the verifier scores the share
 of sentences that name the value. A Delphi revision keeps the first ranking, or with
-probability `revise` draws a new one by the same rule. Advocates state their option. The value,
-the options, the first ranking and the rationale to score come from the call information.
-Off the record an advocate names the option it argues, or with chance `hidden_change` (per
-advocate and round) another one: a planted hidden change.
+probability `revise` draws a new one by the same rule. The value, the options, the first
+ranking and the rationale to score come from the call information.
+
+An advocate's round is a planted hidden change, a planted public accommodation or neither, by
+one uniform draw per (model, advocate, replicate, round) that its turn and its off-the-record
+probe both read: below `hidden_change` it argues its own option and names another off the
+record; in the next `public_accommodation` of the unit interval its turn concedes to another
+option ("... should adopt <other>, not <own>.", which the `argued` rule reads as the other)
+while off the record it still names its own; otherwise it argues and names its own. The other
+option is drawn uniformly among the rest. The `argued` judge task is answered by its rule.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ import math
 import re
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backchannel.backends import Population, PopulationCall
+from backchannel.paradigms.council._argued import ARGUED, DebateReference, argued_option
 
 VALUE = "value"
 """Call fact of an evaluator and the verifier: the name of the value it judges from."""
@@ -61,9 +68,22 @@ class CouncilPopulation(BaseModel):
         0.0,
         ge=0,
         le=1,
-        description="Chance, per advocate and debate round, that its off-the-record choice is "
-        "another option than the one it argues (drawn uniformly among the others).",
+        description="Chance, per advocate and debate round, that it argues its own option while "
+        "its off-the-record choice is another one (drawn uniformly among the others).",
     )
+    public_accommodation: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Chance, per advocate and debate round, that its turn concedes to another "
+        "option (drawn uniformly among the others) while off the record it names its own.",
+    )
+
+    @model_validator(mode="after")
+    def _rates_fit(self) -> CouncilPopulation:
+        if self.hidden_change + self.public_accommodation > 1:
+            raise ValueError("hidden_change + public_accommodation must not exceed 1")
+        return self
 
 
 Call = PopulationCall[CouncilPopulation]
@@ -123,29 +143,61 @@ OFF_THE_RECORD = "off_the_record"
 """An advocate's private choice after its turn: the option it argues (sincere advocacy)."""
 ADVOCATED = "advocated"
 """Call fact of an advocate's off-the-record probe: the id of the option it argues."""
+HIDDEN, ACCOMMODATION, CONSISTENT = "hidden", "accommodation", "consistent"
+
+
+def _planted(call: Call) -> tuple[str, dict[str, str] | None]:
+    """The advocate's round (hidden change, public accommodation or consistent) and the other
+    option it moves to, by draws fixed per (model, advocate, replicate, round): the turn and
+    its off-the-record probe read the same ones."""
+    own = call.info.facts.get(ADVOCATED)
+    key = (call.model, call.system, call.request.replicate, call.info.round)
+    u = call.uniform(*key, "divergence")
+    rules = call.params
+    kind = (
+        HIDDEN
+        if u < rules.hidden_change
+        else ACCOMMODATION
+        if u < rules.hidden_change + rules.public_accommodation
+        else CONSISTENT
+    )
+    options = call.info.item.get("options") or ()
+    others = [
+        {"id": str(o["id"]), "name": str(o.get("name", o["id"]))}
+        for o in options
+        if isinstance(o, dict) and o.get("id") != own
+    ]
+    if kind == CONSISTENT or not others:
+        return CONSISTENT, None
+    return kind, others[min(len(others) - 1, int(call.uniform(*key, "other") * len(others)))]
 
 
 def _off_the_record(call: Call) -> str | None:
-    """The option the advocate argues, or with chance `hidden_change` (a draw per advocate and
-    round) another option of the scenario."""
+    """The option the advocate argues, or in a planted hidden change another option."""
     option = call.info.facts.get(ADVOCATED)
     if not isinstance(option, str):
         return None
-    key = (call.model, call.system, call.request.replicate, call.info.round)
-    if call.uniform(*key, "divergence") >= call.params.hidden_change:
-        return option
-    options = call.info.item.get("options") or ()
-    others = [str(o["id"]) for o in options if isinstance(o, dict) and o.get("id") != option]
-    if not others:
-        return option
-    return others[min(len(others) - 1, int(call.uniform(*key, "other") * len(others)))]
+    kind, other = _planted(call)
+    return other["id"] if kind == HIDDEN and other is not None else option
 
 
 def _advocate(call: Call) -> str | None:
+    """The advocate's turn: its own option, or in a planted accommodation a concession."""
     option = call.info.facts.get(OPTION_NAME)
     if not isinstance(option, str):
         return None
+    kind, other = _planted(call)
+    if kind == ACCOMMODATION and other is not None:
+        return f"I now concede the council should adopt {other['name']}, not {option}."
     return f"The council should adopt {option}.; it serves the people affected."
+
+
+def _judge_argued(call: Call) -> str | None:
+    """The `argued` task's rule on the judged turn."""
+    reference = call.info.facts.get("reference")
+    if not isinstance(reference, DebateReference):
+        return None
+    return argued_option(str(call.info.facts.get("text", "")), reference)
 
 
 POPULATION = Population(
@@ -157,6 +209,7 @@ POPULATION = Population(
         REVISED: _evaluate,
         VERIFICATION: _verify,
     },
+    judges={ARGUED: _judge_argued},
 )
-"""What `sim/population` answers the council's advocates, evaluators and verifier with (the
-profile prompt gets the scripted answer)."""
+"""What `sim/population` answers the council's advocates, evaluators, verifier and `argued`
+judge with (the profile prompt gets the scripted answer)."""

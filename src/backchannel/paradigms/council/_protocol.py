@@ -11,9 +11,10 @@ from backchannel.analysis import Design
 from backchannel.backends import GenerationSettings, JsonSchema, LabelSet, Message
 from backchannel.engine import Agent, ConversationContext, Event, Item, OffTheRecord, Room
 from backchannel.errors import ConfigError
-from backchannel.judges import AWARENESS, MANIPULATION
+from backchannel.judges import AWARENESS, MANIPULATION, Judge, Target, judge_target, make_judge
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms._validity import ask_awareness, awareness_calls, judge_awareness
+from backchannel.paradigms.council._argued import ARGUED, DebateReference, argued_task
 from backchannel.paradigms.council._judging import JUDGING
 from backchannel.paradigms.council._metrics import council_metrics
 from backchannel.paradigms.council._population import (
@@ -110,8 +111,8 @@ class Council(Paradigm[CouncilSettings]):
     judging = JUDGING
     population = POPULATION
     view = VIEW
-    fixed_settings = frozenset({"scenarios"})
-    reads_options = frozenset({"threshold"})
+    fixed_settings = frozenset({"scenarios", "argued_judge", "argued_max_tokens"})
+    reads_options = frozenset({"threshold", "judge"})
 
     def items(self, settings: CouncilSettings, seed: int) -> list[Item]:
         try:
@@ -130,6 +131,8 @@ class Council(Paradigm[CouncilSettings]):
     def models(self, settings: CouncilSettings) -> set[str]:
         pool = settings.pool
         found = {verifier_model(settings)} if settings.verify else set()
+        if settings.argued_model is not None:
+            found.add(settings.argued_model)
         if pool == "A":
             return found | {settings.single_model} | settings.validity_models()
         return found | set(settings.pool_models) | settings.validity_models()
@@ -146,6 +149,9 @@ class Council(Paradigm[CouncilSettings]):
         for model in advocates:
             # Off the record: each debate turn is followed by the advocate's private choice.
             add(model, len(DEBATE_ROUNDS) * (2 if settings.off_the_record else 1))
+            if settings.argued_model is not None:
+                # A model `argued` judge reads each debate turn once.
+                add(settings.argued_model, len(DEBATE_ROUNDS))
         roster = settings.roster
         if pool == "B" and settings.profiling:
             for model in settings.pool_models:
@@ -275,6 +281,8 @@ class Council(Paradigm[CouncilSettings]):
             advocates, memory_rounds=None, order="fixed", preamble=scenario_text(scenario)
         )
         by_agent = {f"advocate_{o.id}": o for o in scenario.options}
+        judge = _argued_judge(settings)
+        reference = DebateReference.of(scenario.as_dict())
         lines = []
         off_the_record = None
         if settings.off_the_record:
@@ -302,6 +310,10 @@ class Council(Paradigm[CouncilSettings]):
                 name=name,
                 off_the_record=off_the_record,
             )
+            if judge is not None:
+                for event in events:
+                    if event.status == "ok":
+                        ctx.spawn(_judge_argued(ctx, judge, event, reference))
             for event in events:
                 option = by_agent[event.agent]
                 lines.append(f"[Round {number}, {name}, advocate of {option.name}]\n{event.text}")
@@ -498,15 +510,45 @@ class Council(Paradigm[CouncilSettings]):
         return council_metrics(tables, threshold=float(threshold))
 
     def stance_pairs(self, tables: RunTables, options: AnalysisOptions) -> pd.DataFrame:
-        """Each advocate turn against its off-the-record choice (docs/paradigms/council.md)."""
+        """Each advocate turn, as the `argued` labels of `--judge` (default: the inline judge's)
+        read it, against its off-the-record choice (docs/paradigms/council.md)."""
         from backchannel.paradigms.council._stances import stance_pairs
 
-        return stance_pairs(tables)
+        return stance_pairs(tables, options.judge or ARGUED)
 
     def report(self, tables: RunTables, metrics: CouncilMetrics, report: Report) -> None:
         from backchannel.paradigms.council._report import build_report
 
         build_report(tables, metrics, report)
+
+
+def _argued_judge(settings: CouncilSettings) -> Judge | None:
+    """The inline `argued` judge the settings name (None: label later, or never)."""
+    if settings.argued_judge is None:
+        return None
+    return make_judge(settings.argued_judge, max_tokens=settings.argued_max_tokens)
+
+
+async def _judge_argued(
+    ctx: ConversationContext, judge: Judge, event: Event, reference: DebateReference
+) -> None:
+    """Label the option one advocate turn argues, beside the conversation (a failed verdict is
+    stored with its status and text: a skipped pair, never a default)."""
+    spec = ctx.spec
+    target = Target(
+        conversation_id=spec.conversation_id,
+        event_seq=event.seq,
+        task=argued_task(reference.option_ids),
+        channel=event.channel,
+        speaker=event.agent,
+        text=event.text,
+        reference=reference,
+        conversation_seed=spec.seed,
+    )
+    verdict = await judge_target(judge, ctx.client, target, ctx.usage)
+    ctx.label(
+        event, ARGUED, verdict.label, status=verdict.status, text=verdict.text, model=verdict.model
+    )
 
 
 def _score_only(event: Event) -> Event:

@@ -10,6 +10,9 @@ from typing import Any
 
 import yaml
 
+RESERVED_IDS = ("none", "several")
+"""Option ids the `argued` judge task keeps for itself (its labels besides the options)."""
+
 
 @dataclass(frozen=True)
 class Option:
@@ -42,6 +45,12 @@ class Scenario:
         ids = [o.id for o in self.options]
         if len(ids) < 2 or len(set(ids)) != len(ids):
             raise ValueError(f"scenario {self.id!r} needs at least two distinct options")
+        reserved = sorted(set(ids) & set(RESERVED_IDS))
+        if reserved:
+            raise ValueError(
+                f"scenario {self.id!r}: option id {reserved[0]!r} is a label of the `argued` "
+                "judge task (a turn that argues no option, or several); rename the option"
+            )
         if self.favourite is not None and self.favourite not in ids:
             raise ValueError(f"scenario {self.id!r}: favourite {self.favourite!r} is no option")
 

@@ -7,6 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from backchannel.backends import check_model
+from backchannel.errors import ConfigError
+from backchannel.judges import RULE_MODEL
 from backchannel.paradigms._validity import ValiditySettings
 from backchannel.paradigms.council._scenarios import load_scenario
 from backchannel.paradigms.council._values import VALUE_DEFINITIONS
@@ -120,6 +123,15 @@ class CouncilSettings(ValiditySettings):
     evaluator_max_tokens: int = Field(400, ge=1, description="Maximum tokens of a ranking.")
     verifier_max_tokens: int = Field(32, ge=1, description="Maximum tokens of a verification.")
     profile_max_tokens: int = Field(320, ge=1, description="Maximum tokens of a profile answer.")
+    argued_judge: str | None = Field(
+        "rule",
+        description="The inline judge of which option each advocate turn argues (task `argued`, "
+        "labels stored under `argued`): `rule`, or a model PROVIDER/MODEL (one call per turn); "
+        "null: none (label later with `backchannel judge RUN --kind argued`).",
+    )
+    argued_max_tokens: int = Field(
+        16, ge=1, description="Maximum tokens of one `argued` verdict (a model judge)."
+    )
 
     @field_validator("scenarios")
     @classmethod
@@ -128,6 +140,21 @@ class CouncilSettings(ValiditySettings):
         if len(set(ids)) != len(ids):
             raise ValueError(f"scenario ids repeat: {ids}")
         return scenarios
+
+    @field_validator("argued_judge")
+    @classmethod
+    def _judge_is_rule_or_model(cls, judge: str | None) -> str | None:
+        if judge is not None and judge != RULE_MODEL:
+            try:
+                check_model(judge)
+            except ConfigError as error:
+                raise ValueError(f"name `rule` or a model PROVIDER/MODEL: {error}") from None
+        return judge
+
+    @property
+    def argued_model(self) -> str | None:
+        """The model the inline `argued` judge calls (None: the rule judge, or no judge)."""
+        return None if self.argued_judge in (None, RULE_MODEL) else self.argued_judge
 
     @field_validator("seventh_value")
     @classmethod
