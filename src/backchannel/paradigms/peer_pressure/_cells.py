@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import Design, RunTables, cell_groups
@@ -45,6 +46,10 @@ class Cells:
         self._by_key = (
             dict(zip(frame[key].tolist(), codes, strict=True)) if key in frame.columns else {}
         )
+        self._keys = pd.Index(list(self._by_key))
+        self._key_codes = np.fromiter(
+            self._by_key.values(), dtype=np.int64, count=len(self._by_key)
+        )
 
     @classmethod
     def of(cls, tables: RunTables, by: Sequence[str]) -> Cells:
@@ -53,7 +58,12 @@ class Cells:
 
     def code(self, frame: pd.DataFrame) -> pd.Series:
         """Each row's cell (an index into `levels`), by its conversation; -1 for none."""
-        return frame[self.key].map(self._by_key).fillna(-1).astype("int64")
+        if not self._keys.is_unique:  # several missing keys (NaN): look each row up
+            return frame[self.key].map(self._by_key).fillna(-1).astype("int64")
+        found = self._keys.get_indexer(frame[self.key])
+        codes = np.full(len(frame), -1, dtype=np.int64)
+        codes[found >= 0] = self._key_codes[found[found >= 0]]
+        return pd.Series(codes, index=frame.index, dtype="int64")
 
     def split(
         self, frame: pd.DataFrame, *, every: bool = True, codes: pd.Series | None = None
