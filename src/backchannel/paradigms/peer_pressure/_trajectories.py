@@ -41,26 +41,26 @@ def opinion_trajectories(tables: RunTables, judge: str) -> pd.DataFrame:
     events = _done_events(tables)  # no event meta: nothing here needs it
     probes = events[(events["kind"] == "probe") & (events["name"] == MAIN_PROBE)]
     probes = probes[probes["role"] == HONEST]
-    last = probes.groupby("conversation_id")["round"].max()
+    last = {str(c): int(r) for c, r in probes.groupby("conversation_id")["round"].max().items()}
     models = _models(tables)
     rows: list[tuple[Any, ...]] = []
     by_conversation = _turns_by_conversation(turns)
     for conversation in done.to_dict("records"):
         cid = str(conversation["conversation_id"])
-        if cid not in last.index:
+        if cid not in last:
             continue
         meta = conversation["meta"]
         honest = [str(a["name"]) for a in meta.get("agents", []) if a.get("role") == HONEST]
         names = [str(a["name"]) for a in meta.get("agents", [])]
         heard = _neighbours(names, meta.get("topology"))
         spoken, before_turn, after_round = _seen_means(
-            by_conversation.get(cid, []), heard, int(last[cid])
+            by_conversation.get(cid, []), heard, last[cid]
         )
         for agent in honest:
             model = models.get((cid, agent), "")
             initial = private.get((cid, agent, 0), np.nan)
             rows.append((cid, agent, model, 0, initial, initial, np.nan, np.nan))
-            for t in range(1, int(last[cid]) + 1):
+            for t in range(1, last[cid] + 1):
                 rows.append(
                     (
                         cid,
