@@ -31,6 +31,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -223,7 +224,17 @@ def view(run: Path, conversations: int) -> list[Command]:
     ]
 
 
-def measure(directory: Path, paradigm: str, conversations: int, baseline: Path | None) -> Measured:
+COMMANDS = ("resume", "status", "metrics", "report", "export", "view")
+
+
+def measure(
+    directory: Path,
+    paradigm: str,
+    conversations: int,
+    baseline: Path | None,
+    commands: Sequence[str] = COMMANDS,
+) -> Measured:
+    """The run's bytes and the `commands` (all of `COMMANDS` by default) timed on it."""
     run, built = build(directory, paradigm, conversations)
     measured = Measured(
         paradigm,
@@ -238,28 +249,32 @@ def measure(directory: Path, paradigm: str, conversations: int, baseline: Path |
     if built is not None:
         measured.commands.append(built)
     experiment = directory / f"{paradigm}_{conversations}.yaml"
-    seconds, peak, printed = backchannel(
-        "run", str(experiment), "-o", str(run), "--limit", str(conversations)
-    )
-    calls = re.search(r"calls (\d+)", printed)
-    if calls is None or int(calls.group(1)) != 0:
-        raise RuntimeError(f"resuming the finished run {run} made calls: {printed[-500:]}")
-    measured.commands.append(Command("resume (0 calls)", seconds, peak))
+    if "resume" in commands:
+        seconds, peak, printed = backchannel(
+            "run", str(experiment), "-o", str(run), "--limit", str(conversations)
+        )
+        calls = re.search(r"calls (\d+)", printed)
+        if calls is None or int(calls.group(1)) != 0:
+            raise RuntimeError(f"resuming the finished run {run} made calls: {printed[-500:]}")
+        measured.commands.append(Command("resume (0 calls)", seconds, peak))
     for name, args in (
         ("status", ["status", str(run)]),
         ("metrics", ["metrics", str(run), "--json"]),
     ):
-        seconds, peak, _ = backchannel(*args)
-        measured.commands.append(Command(name, seconds, peak))
+        if name in commands:
+            seconds, peak, _ = backchannel(*args)
+            measured.commands.append(Command(name, seconds, peak))
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        seconds, peak, _ = backchannel("report", str(run), "-o", f"{scratch}/report")
-        measured.commands.append(Command("report", seconds, peak))
-        for fmt in ("parquet", "csv"):
+        if "report" in commands:
+            seconds, peak, _ = backchannel("report", str(run), "-o", f"{scratch}/report")
+            measured.commands.append(Command("report", seconds, peak))
+        for fmt in ("parquet", "csv") if "export" in commands else ():
             seconds, peak, _ = backchannel(
                 "export", str(run), "-o", f"{scratch}/{fmt}", "--format", fmt
             )
             measured.commands.append(Command(f"export {fmt}", seconds, peak))
-    measured.commands.extend(view(run, conversations))
+    if "view" in commands:
+        measured.commands.extend(view(run, conversations))
     return measured
 
 
@@ -301,7 +316,16 @@ def main(argv: list[str] | None = None) -> list[Measured]:
     parser.add_argument("--paradigms", default="peer_pressure,testimony")
     parser.add_argument("--baseline", type=Path, help="a source tree to build the same runs with")
     parser.add_argument("--quick", action="store_true", help="20 and 100 conversations")
+    parser.add_argument(
+        "--commands",
+        default=",".join(COMMANDS),
+        help=f"which to time, comma-separated (default all: {','.join(COMMANDS)})",
+    )
     args = parser.parse_args(argv)
+    commands = args.commands.split(",")
+    unknown = sorted(set(commands) - set(COMMANDS))
+    if unknown:
+        parser.error(f"unknown commands {unknown}; choose from {','.join(COMMANDS)}")
     sizes = [20, 100] if args.quick else [int(s) for s in args.sizes.split(",")]
     paradigms = args.paradigms.split(",")
     results = []
@@ -310,7 +334,7 @@ def main(argv: list[str] | None = None) -> list[Measured]:
         directory.mkdir(parents=True, exist_ok=True)
         for size in sizes:
             for paradigm in paradigms:
-                results.append(measure(directory, paradigm, size, args.baseline))
+                results.append(measure(directory, paradigm, size, args.baseline, commands))
                 print(f"measured {paradigm} at {size:,}", file=sys.stderr)
                 print(times_table(results[-1:]), file=sys.stderr, flush=True)
     print(bytes_table(results))
