@@ -14,7 +14,7 @@ from backchannel.analysis import RunTables
 from backchannel.paradigms.testimony._agreement import citation_agreement
 from backchannel.paradigms.testimony._citations import Claim, Extraction
 from backchannel.paradigms.testimony._graph import citation_table
-from backchannel.paradigms.testimony._lineage import lineage_metrics
+from backchannel.paradigms.testimony._lineage import frame_transitions, lineage_metrics
 from backchannel.paradigms.testimony._lineage_report import pooled_rates
 from backchannel.paradigms.testimony._propagation import statement_orders
 from backchannel.paradigms.testimony._roots import holdings, state_of, transitions
@@ -114,6 +114,32 @@ def test_holdings_and_states() -> None:
         (0, "none", "both"): 2,
         (0, "both", "both"): 1,
     }
+
+
+def test_transitions_of_a_frame_count_each_members_rows_in_round_order() -> None:
+    # Rows out of order: c1/A goes none -> true_only -> both, c1/B none -> none, c2/A both -> both
+    # (two rounds only); the member rows of two conversations share agent names.
+    rows = pd.DataFrame(
+        [
+            ("c1", "A", "R3", "both"),
+            ("c2", "A", "R2", "both"),
+            ("c1", "B", "R1", "none"),
+            ("c1", "A", "R1", "none"),
+            ("c1", "B", "R2", "none"),
+            ("c2", "A", "R1", "both"),
+            ("c1", "A", "R2", "true_only"),
+        ],
+        columns=["conversation_id", "agent", "phase", "state"],
+    )
+    expected = {
+        (0, "none", "true_only"): 1,
+        (1, "true_only", "both"): 1,
+        (0, "none", "none"): 1,
+        (0, "both", "both"): 1,
+    }
+    paths = [["none", "true_only", "both"], ["none", "none"], ["both", "both"]]
+    assert transitions(paths) == expected
+    assert frame_transitions(rows) == expected
 
 
 def test_citation_adoption_and_order_per_testimony_and_round() -> None:

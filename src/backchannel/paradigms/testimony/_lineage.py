@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import RunTables
@@ -24,7 +25,7 @@ from backchannel.paradigms.testimony._propagation import (
     statement_orders,
     through_carrier,
 )
-from backchannel.paradigms.testimony._roots import STATES, holdings, transitions
+from backchannel.paradigms.testimony._roots import STATES, holdings
 from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
 
 TESTIMONIES = ("key", "second_key")
@@ -180,11 +181,7 @@ def state_transitions(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """Per arm: counts of each state change from one round to the next (R1 -> R2 -> R3)."""
     result = []
     for values, group in rows.groupby(ARM, sort=True):
-        paths = [
-            list(member.sort_values("phase", key=lambda p: p.map(round_of))["state"])
-            for _, member in group.groupby(["conversation_id", "agent"], sort=True)
-        ]
-        for (k, before, after), count in sorted(transitions(paths).items()):
+        for (k, before, after), count in sorted(frame_transitions(group).items()):
             result.append(
                 {
                     **dict(zip(ARM, values, strict=True)),
@@ -196,6 +193,30 @@ def state_transitions(rows: pd.DataFrame) -> list[dict[str, Any]]:
                 }
             )
     return result
+
+
+def frame_transitions(rows: pd.DataFrame) -> dict[tuple[int, str, str], int]:
+    """`transitions` of every member's path of states (its rows in round order), counted over
+    the whole frame at once: each row against the member's next one."""
+    codes, phases = pd.factorize(rows["phase"])
+    paths = pd.DataFrame(
+        {
+            "conversation_id": rows["conversation_id"].to_numpy(),
+            "agent": rows["agent"].to_numpy(),
+            "number": np.array([round_of(p) for p in phases], dtype=np.int64)[codes],
+            "state": rows["state"].to_numpy(),
+        }
+    ).sort_values(["conversation_id", "agent", "number"], kind="stable")
+    members = paths.groupby(["conversation_id", "agent"], sort=False)
+    steps = paths.assign(k=members.cumcount(), after=members["state"].shift(-1))
+    steps = steps[members["number"].shift(-1).notna()]
+    counts = steps.groupby(["k", "state", "after"], sort=False).size().reset_index(name="n")
+    return {
+        (int(k), str(b), str(a)): int(n)
+        for k, b, a, n in zip(
+            *(counts[c].tolist() for c in ("k", "state", "after", "n")), strict=True
+        )
+    }
 
 
 def pickups(transition_rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
