@@ -109,6 +109,7 @@ def _records(tables: RunTables, judge: str) -> list[Record]:
     chosen = events[mask & tables.done_events()]
     labels = _labels(tables.labels_for(judge))
     extractions: dict[str, Extraction] = {}  # one parse per distinct label text
+    decoded: dict[Any, Any] = {}  # one decoding per distinct vote value
     columns = ("conversation_id", "kind", "name", "seq", "agent", "role", "round", "text")
     for cid, k, n, seq, agent, role, number, said, value, status in zip(
         *(chosen[c].tolist() for c in columns),
@@ -123,8 +124,9 @@ def _records(tables: RunTables, judge: str) -> list[Record]:
             elif k == "message":
                 _statement(record, seq, agent, role, int(number), said, labels, extractions)
             else:
-                vote = decode_json(value) if status == "ok" else None
-                record.votes[(str(agent), int(number))] = vote
+                if status == "ok" and value not in decoded:
+                    decoded[value] = decode_json(value)
+                record.votes[(str(agent), int(number))] = decoded[value] if status == "ok" else None
     for record in found:
         record.statements.sort(key=lambda s: (s.number, s.seq))
     return found
