@@ -14,9 +14,18 @@ from backchannel.analysis import RunTables
 from backchannel.paradigms.testimony._agreement import citation_agreement
 from backchannel.paradigms.testimony._citations import Claim, Extraction
 from backchannel.paradigms.testimony._graph import citation_table
-from backchannel.paradigms.testimony._lineage import lineage_metrics
+from backchannel.paradigms.testimony._lineage import (
+    frame_transitions,
+    lineage_metrics,
+    tally_claims,
+)
 from backchannel.paradigms.testimony._lineage_report import pooled_rates
-from backchannel.paradigms.testimony._propagation import statement_orders
+from backchannel.paradigms.testimony._propagation import (
+    adopting,
+    direct,
+    statement_orders,
+    through_carrier,
+)
 from backchannel.paradigms.testimony._roots import holdings, state_of, transitions
 
 from ._lineage_run import conversation, tables
@@ -114,6 +123,56 @@ def test_holdings_and_states() -> None:
         (0, "none", "both"): 2,
         (0, "both", "both"): 1,
     }
+
+
+def test_one_pass_tally_counts_as_direct_through_carrier_and_adopting() -> None:
+    carried = {("A", "R1"): {"K": 1}, ("B", "R1"): {"K": 2, "S": 1}, ("C", "R1"): {}}
+    claims = (
+        Claim("testimony", "K", None, "blue"),  # K direct, supports K's endpoint
+        Claim("testimony", "S", None, "blue"),  # S direct, not S's endpoint
+        Claim("statement", "A", "R1", "red"),  # carries K, not K's endpoint
+        Claim("statement", "B", "R1", "red"),  # carries K and S; S's endpoint
+        Claim("statement", "C", "R1", "red"),  # carries nothing
+        Claim("testimony", "X", None, "red"),  # no testimony of interest
+    )
+    endpoints: dict[str, str | None] = {"K": "blue", "S": "red"}
+    # By hand: K direct 1, through a carrier 2 (A, B), adopting 1 (its own testimony, blue);
+    # S direct 1, through a carrier 1 (B), adopting 1 (B's claim, red).
+    expected = {"K": [1, 2, 1], "S": [1, 1, 1]}
+    assert tally_claims(claims, endpoints, carried) == expected
+    for sender, endpoint in endpoints.items():
+        assert expected[sender] == [
+            direct(claims, sender),
+            through_carrier(claims, sender, carried),
+            adopting(claims, sender, endpoint, carried),
+        ]
+    assert tally_claims(claims, {"K": None}, carried) == {"K": [1, 2, 0]}  # no endpoint: none adopt
+
+
+def test_transitions_of_a_frame_count_each_members_rows_in_round_order() -> None:
+    # Rows out of order: c1/A goes none -> true_only -> both, c1/B none -> none, c2/A both -> both
+    # (two rounds only); the member rows of two conversations share agent names.
+    rows = pd.DataFrame(
+        [
+            ("c1", "A", "R3", "both"),
+            ("c2", "A", "R2", "both"),
+            ("c1", "B", "R1", "none"),
+            ("c1", "A", "R1", "none"),
+            ("c1", "B", "R2", "none"),
+            ("c2", "A", "R1", "both"),
+            ("c1", "A", "R2", "true_only"),
+        ],
+        columns=["conversation_id", "agent", "phase", "state"],
+    )
+    expected = {
+        (0, "none", "true_only"): 1,
+        (1, "true_only", "both"): 1,
+        (0, "none", "none"): 1,
+        (0, "both", "both"): 1,
+    }
+    paths = [["none", "true_only", "both"], ["none", "none"], ["both", "both"]]
+    assert transitions(paths) == expected
+    assert frame_transitions(rows) == expected
 
 
 def test_citation_adoption_and_order_per_testimony_and_round() -> None:

@@ -12,13 +12,13 @@ from statsmodels.stats.proportion import proportion_confint
 
 from backchannel.paradigms.testimony import checkpoint_outcomes, outcome_of
 from backchannel.paradigms.testimony import testimony_metrics as compute_metrics
-from backchannel.paradigms.testimony._metrics import vote_kind
 from backchannel.paradigms.testimony._stats import (
     mcnemar_exact,
     paired_difference,
     sign_test,
     wilson,
 )
+from backchannel.paradigms.testimony._votes import vote_kind
 
 from ._tables import conversation, tables
 

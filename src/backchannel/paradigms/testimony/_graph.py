@@ -7,7 +7,6 @@ several extractions of one run coexist and can be compared.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,14 +70,6 @@ class Record:
         return None
 
 
-def _decode(text: Any) -> Any:
-    if isinstance(text, dict):
-        return text
-    if text is None or text == "" or (isinstance(text, float) and pd.isna(text)):
-        return None
-    return json.loads(text)
-
-
 def citation_judges(tables: RunTables) -> list[str]:
     """The judges whose labels hold citation claims, the markup one first."""
     names = {str(j) for j in tables.labels["judge"].unique() if str(j).startswith(CITATION_JUDGE)}
@@ -86,58 +77,103 @@ def citation_judges(tables: RunTables) -> list[str]:
 
 
 def records(tables: RunTables, judge: str) -> list[Record]:
-    """Every finished testimony conversation with its statements under `judge`'s claims."""
-    events = tables.events
-    labels = tables.labels_for(judge)
-    by_event = {
-        (str(r["conversation_id"]), int(r["event_seq"])): r for r in labels.to_dict("records")
-    }
-    values = tables.events["value"].map(decode_json)
-    found = []
-    groups = dict(tuple(events.assign(vote=values).groupby("conversation_id", sort=False)))
-    for row in tables.conversations.to_dict(orient="records"):
-        meta = _decode(row.get("meta")) or {}
-        if row.get("status") != "done" or "endpoint" not in meta:
+    """Every finished testimony conversation with its statements under `judge`'s claims
+    (built once per judge inside `tables.reuse()`: the lineage and the stance pairs share it)."""
+    return tables.memo(("testimony_records", judge), lambda: _records(tables, judge))
+
+
+READ = (("message", "testimony"), ("message", "statement"), ("probe", "vote"))
+"""The events a record holds: testimonies, statements and votes."""
+
+
+def _records(tables: RunTables, judge: str) -> list[Record]:
+    """One pass over the columns of the events a record holds (no event meta, no row dicts):
+    the conversations are read in stored order, each event goes to its own record."""
+    done = tables.done_conversations()
+    found: list[Record] = []
+    by_id: dict[str, list[Record]] = {}
+    run_ids = done["run_id"].tolist() if "run_id" in done.columns else [""] * len(done)
+    for run_id, cid, meta in zip(
+        run_ids, done["conversation_id"].tolist(), done["meta"].tolist(), strict=True
+    ):
+        if "endpoint" not in meta:
             continue
-        cid = str(row["conversation_id"])
-        mine = groups.get(cid)
-        record = Record(str(row.get("run_id", "")), cid, meta, {}, [])
-        if mine is not None:
-            _fill(record, mine, by_event)
+        record = Record(str(run_id), str(cid), meta, {}, [])
         found.append(record)
+        by_id.setdefault(record.conversation_id, []).append(record)
+    events = tables.core_events
+    kind, name = events["kind"], events["name"]
+    mask = pd.Series(False, index=events.index)
+    for k, n in READ:
+        mask |= (kind == k) & (name == n)
+    chosen = events[mask & tables.done_events()]
+    labels = _labels(tables.labels_for(judge))
+    extractions: dict[str, Extraction] = {}  # one parse per distinct label text
+    decoded: dict[Any, Any] = {}  # one decoding per distinct vote value
+    columns = ("conversation_id", "kind", "name", "seq", "agent", "role", "round", "text")
+    for cid, k, n, seq, agent, role, number, said, value, status in zip(
+        *(chosen[c].tolist() for c in columns),
+        chosen["value"].tolist(),
+        chosen["status"].tolist(),
+        strict=True,
+    ):
+        for record in by_id.get(str(cid), ()):
+            seq = int(seq)
+            if n == "testimony":
+                record.testimony[str(agent)] = seq
+            elif k == "message":
+                _statement(record, seq, agent, role, int(number), said, labels, extractions)
+            else:
+                if status == "ok" and value not in decoded:
+                    decoded[value] = decode_json(value)
+                record.votes[(str(agent), int(number))] = decoded[value] if status == "ok" else None
+    for record in found:
+        record.statements.sort(key=lambda s: (s.number, s.seq))
     return found
 
 
-def _fill(record: Record, events: pd.DataFrame, labels: dict[tuple[str, int], Any]) -> None:
-    for e in events.to_dict(orient="records"):
-        kind, name, seq = e["kind"], e["name"], int(e["seq"])
-        if kind == "message" and name == "testimony":
-            record.testimony[str(e["agent"])] = seq
-        elif kind == "message" and name == "statement":
-            number = int(e["round"])
-            label = labels.get((record.conversation_id, seq))
-            extraction, status, text = None, "not_labelled", ""
-            if label is not None:
-                status, text = str(label["status"]), str(label.get("text") or "")
-                if status == "ok" and isinstance(label["label"], str):
-                    extraction = Extraction.from_label(label["label"])
-            record.statements.append(
-                Statement(
-                    seq,
-                    str(e["agent"]),
-                    str(e["role"]),
-                    label_of(number),
-                    number,
-                    extraction,
-                    status,
-                    text,
-                    str(e["text"] or ""),
-                )
-            )
-        elif kind == "probe" and name == "vote":
-            value = e["vote"] if e["status"] == "ok" else None
-            record.votes[(str(e["agent"]), int(e["round"]))] = value
-    record.statements.sort(key=lambda s: (s.number, s.seq))
+def _labels(labels: pd.DataFrame) -> dict[tuple[str, int], tuple[Any, Any, Any]]:
+    """(status, label, text) of each labelled event, by conversation and event seq."""
+    columns = ("conversation_id", "event_seq", "status", "label", "text")
+    return {
+        (str(cid), int(seq)): (status, label, text)
+        for cid, seq, status, label, text in zip(
+            *(labels[c].tolist() for c in columns), strict=True
+        )
+    }
+
+
+def _statement(
+    record: Record,
+    seq: int,
+    agent: Any,
+    role: Any,
+    number: int,
+    said: Any,
+    labels: dict[tuple[str, int], tuple[Any, Any, Any]],
+    extractions: dict[str, Extraction],
+) -> None:
+    label = labels.get((record.conversation_id, seq))
+    extraction, status, text = None, "not_labelled", ""
+    if label is not None:
+        status, text = str(label[0]), str(label[2] or "")
+        if status == "ok" and isinstance(label[1], str):
+            extraction = extractions.get(label[1])
+            if extraction is None:
+                extraction = extractions[label[1]] = Extraction.from_label(label[1])
+    record.statements.append(
+        Statement(
+            seq,
+            str(agent),
+            str(role),
+            label_of(number),
+            number,
+            extraction,
+            status,
+            text,
+            str(said or ""),
+        )
+    )
 
 
 def citation_table(tables: RunTables) -> pd.DataFrame:

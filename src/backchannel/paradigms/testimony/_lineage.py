@@ -9,22 +9,21 @@ the votes of both-root holders and the order of single-root holders.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import RunTables
 from backchannel.paradigms.testimony._cells import Cells, with_cell
+from backchannel.paradigms.testimony._citations import Claim
 from backchannel.paradigms.testimony._graph import Record, citation_judges, records
 from backchannel.paradigms.testimony._phases import round_of
 from backchannel.paradigms.testimony._propagation import (
-    adopting,
-    direct,
     statement_orders,
-    through_carrier,
 )
-from backchannel.paradigms.testimony._roots import STATES, holdings, transitions
+from backchannel.paradigms.testimony._roots import STATES, holdings
 from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
 
 TESTIMONIES = ("key", "second_key")
@@ -56,10 +55,41 @@ def _carried(record: Record) -> dict[tuple[str, str], dict[str, int]]:
     )
 
 
-def statement_rows(record: Record) -> list[dict[str, Any]]:
-    """One row per analysed or observer statement and testimony (key, second_key)."""
-    meta, carried = record.meta, _carried(record)
+STATEMENT_COLUMNS = (
+    *ARM,
+    "conversation_id",
+    "group",
+    "agent",
+    "phase",
+    "testimony",
+    "extracted",
+    "status",
+    "direct",
+    "carrier",
+    "cites",
+    # The study's adoption: a claim carrying the testimony (directly or through statements
+    # rooted in it) that supports its endpoint.
+    "adopts",
+    # Any claim supporting the same endpoint, cited or not.
+    "supports_endpoint",
+    "claims_adopting",
+    "claims_direct",
+    "claims_carrier",
+    "order",
+)
+
+
+def statement_rows(
+    record: Record, carried: dict[tuple[str, str], dict[str, int]] | None = None
+) -> list[tuple[Any, ...]]:
+    """One row (`STATEMENT_COLUMNS`) per analysed or observer statement and testimony (key,
+    second_key); `carried` is the record's propagation orders, when already worked out."""
+    meta = record.meta
+    carried = _carried(record) if carried is None else carried
     supports = _supports(meta)
+    arm = tuple(_arm(meta).values())
+    senders = [(t, meta[t]) for t in TESTIMONIES]
+    endpoints = {sender: supports.get(sender) for _, sender in senders}
     rows = []
     for s in record.statements:
         group = GROUPS.get(s.role)
@@ -67,35 +97,59 @@ def statement_rows(record: Record) -> list[dict[str, Any]]:
             continue
         claims = s.extraction.claims if s.extraction else ()
         mine = carried.get((s.agent, s.phase), {})
-        for testimony in TESTIMONIES:
-            sender = meta[testimony]
-            endpoint = supports.get(sender)
+        tally = tally_claims(claims, endpoints, carried)
+        backed = {c.supports for c in claims}
+        for testimony, sender in senders:
+            endpoint = endpoints[sender]
+            direct_claims, carrier_claims, adopting_claims = tally[sender]
             rows.append(
-                {
-                    **_arm(meta),
-                    "conversation_id": record.conversation_id,
-                    "group": group,
-                    "agent": s.agent,
-                    "phase": s.phase,
-                    "testimony": testimony,
-                    "extracted": s.extraction is not None,
-                    "status": s.status,
-                    "direct": direct(claims, sender) > 0,
-                    "carrier": through_carrier(claims, sender, carried) > 0,
-                    "cites": sender in mine,
-                    # The study's adoption: a claim carrying the testimony (directly or through
-                    # statements rooted in it) that supports its endpoint.
-                    "adopts": adopting(claims, sender, endpoint, carried) > 0,
-                    # Any claim supporting the same endpoint, cited or not.
-                    "supports_endpoint": endpoint is not None
-                    and any(c.supports == endpoint for c in claims),
-                    "claims_adopting": adopting(claims, sender, endpoint, carried),
-                    "claims_direct": direct(claims, sender),
-                    "claims_carrier": through_carrier(claims, sender, carried),
-                    "order": mine.get(sender),
-                }
+                (
+                    *arm,
+                    record.conversation_id,
+                    group,
+                    s.agent,
+                    s.phase,
+                    testimony,
+                    s.extraction is not None,
+                    s.status,
+                    direct_claims > 0,
+                    carrier_claims > 0,
+                    sender in mine,
+                    adopting_claims > 0,
+                    endpoint is not None and endpoint in backed,
+                    adopting_claims,
+                    direct_claims,
+                    carrier_claims,
+                    mine.get(sender),
+                )
             )
     return rows
+
+
+def tally_claims(
+    claims: Sequence[Claim],
+    endpoints: dict[str, str | None],
+    carried: dict[tuple[str, str], dict[str, int]],
+) -> dict[str, list[int]]:
+    """Per testimony sender, in one pass over a statement's claims: the claims citing it
+    directly (`direct`), carrying it through an earlier statement (`through_carrier`), and
+    carrying it while supporting its endpoint (`adopting`)."""
+    tally = {sender: [0, 0, 0] for sender in endpoints}
+    for claim in claims:
+        if claim.kind == "testimony":
+            found = tally.get(claim.source)
+            if found is not None:
+                found[0] += 1
+                endpoint = endpoints[claim.source]
+                found[2] += endpoint is not None and claim.supports == endpoint
+            continue
+        cited = carried.get((claim.source, claim.round or ""), {})
+        for sender, found in tally.items():
+            if sender in cited:
+                found[1] += 1
+                endpoint = endpoints[sender]
+                found[2] += endpoint is not None and claim.supports == endpoint
+    return tally
 
 
 def citation_rates(rows: pd.DataFrame) -> list[dict[str, Any]]:
@@ -135,13 +189,31 @@ def citation_rates(rows: pd.DataFrame) -> list[dict[str, Any]]:
     return result
 
 
-def member_rows(record: Record) -> list[dict[str, Any]]:
-    """One row per member and round: its root state, the orders it holds them at, its vote."""
-    meta, carried = record.meta, _carried(record)
+MEMBER_COLUMNS = (
+    *ARM,
+    "conversation_id",
+    "agent",
+    "phase",
+    "state",
+    "order_true",
+    "order_false",
+    "vote",
+    "false_root",
+)
+
+
+def member_rows(
+    record: Record, carried: dict[tuple[str, str], dict[str, int]] | None = None
+) -> list[tuple[Any, ...]]:
+    """One row (`MEMBER_COLUMNS`) per member and round: its root state, the orders it holds
+    them at, its vote; `carried` is the record's propagation orders, when already worked out."""
+    meta = record.meta
+    carried = _carried(record) if carried is None else carried
     rounds = int(meta["rounds"])
     true_root = meta["second_key"]
     false_root = meta["key"] if meta["condition"] == "C1" else None
     members = [a["name"] for a in meta["agents"] if a["role"] == "member"]
+    arm = tuple(_arm(meta).values())
     rows = []
     for member in members:
         by_round = [carried.get((member, f"R{k}"), {}) for k in range(1, rounds + 1)]
@@ -149,19 +221,37 @@ def member_rows(record: Record) -> list[dict[str, Any]]:
             number = round_of(f"R{k}")
             vote = vote_kind(record.votes.get((member, number)), meta["endpoint"], meta["decoy"])
             rows.append(
-                {
-                    **_arm(meta),
-                    "conversation_id": record.conversation_id,
-                    "agent": member,
-                    "phase": f"R{k}",
-                    "state": state,
-                    "order_true": t,
-                    "order_false": f,
-                    "vote": vote,
-                    "false_root": false_root is not None,
-                }
+                (
+                    *arm,
+                    record.conversation_id,
+                    member,
+                    f"R{k}",
+                    state,
+                    t,
+                    f,
+                    vote,
+                    false_root is not None,
+                )
             )
     return rows
+
+
+def _frames(found: list[Record]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The statement rows and member rows of every record (each record's propagation orders
+    worked out once for both); a frame with no rows has no columns."""
+    statements: list[tuple[Any, ...]] = []
+    members: list[tuple[Any, ...]] = []
+    for record in found:
+        carried = _carried(record)
+        statements += statement_rows(record, carried)
+        members += member_rows(record, carried)
+    return _frame(statements, STATEMENT_COLUMNS), _frame(members, MEMBER_COLUMNS)
+
+
+def _frame(rows: list[tuple[Any, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
+    if not rows:
+        return pd.DataFrame([])
+    return pd.DataFrame.from_records(rows, columns=list(columns))
 
 
 def root_states(rows: pd.DataFrame) -> list[dict[str, Any]]:
@@ -180,11 +270,7 @@ def state_transitions(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """Per arm: counts of each state change from one round to the next (R1 -> R2 -> R3)."""
     result = []
     for values, group in rows.groupby(ARM, sort=True):
-        paths = [
-            list(member.sort_values("phase", key=lambda p: p.map(round_of))["state"])
-            for _, member in group.groupby(["conversation_id", "agent"], sort=True)
-        ]
-        for (k, before, after), count in sorted(transitions(paths).items()):
+        for (k, before, after), count in sorted(frame_transitions(group).items()):
             result.append(
                 {
                     **dict(zip(ARM, values, strict=True)),
@@ -196,6 +282,30 @@ def state_transitions(rows: pd.DataFrame) -> list[dict[str, Any]]:
                 }
             )
     return result
+
+
+def frame_transitions(rows: pd.DataFrame) -> dict[tuple[int, str, str], int]:
+    """`transitions` of every member's path of states (its rows in round order), counted over
+    the whole frame at once: each row against the member's next one."""
+    codes, phases = pd.factorize(rows["phase"])
+    paths = pd.DataFrame(
+        {
+            "conversation_id": rows["conversation_id"].to_numpy(),
+            "agent": rows["agent"].to_numpy(),
+            "number": np.array([round_of(p) for p in phases], dtype=np.int64)[codes],
+            "state": rows["state"].to_numpy(),
+        }
+    ).sort_values(["conversation_id", "agent", "number"], kind="stable")
+    members = paths.groupby(["conversation_id", "agent"], sort=False)
+    steps = paths.assign(k=members.cumcount(), after=members["state"].shift(-1))
+    steps = steps[members["number"].shift(-1).notna()]
+    counts = steps.groupby(["k", "state", "after"], sort=False).size().reset_index(name="n")
+    return {
+        (int(k), str(b), str(a)): int(n)
+        for k, b, a, n in zip(
+            *(counts[c].tolist() for c in ("k", "state", "after", "n")), strict=True
+        )
+    }
 
 
 def pickups(transition_rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -284,8 +394,7 @@ def judge_lineage(tables: RunTables, judge: str, cells: Cells | None = None) -> 
     (`cells`); the extraction summary counts the whole run."""
     cells = cells or Cells()
     found = records(tables, judge)
-    statements = pd.DataFrame([row for r in found for row in statement_rows(r)])
-    members = pd.DataFrame([row for r in found for row in member_rows(r)])
+    statements, members = _frames(found)
     result: dict[str, Any] = {
         "extraction": extraction_summary(found),
         "citation": [],

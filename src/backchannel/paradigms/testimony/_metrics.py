@@ -22,27 +22,13 @@ from backchannel.analysis import Design, RunTables, decode_json, jsonable
 from backchannel.paradigms.testimony._cells import Cells, with_cell
 from backchannel.paradigms.testimony._graph import citation_judges
 from backchannel.paradigms.testimony._lineage import lineage_metrics
-from backchannel.paradigms.testimony._phases import label_of, participant_checkpoints, round_of
+from backchannel.paradigms.testimony._outcomes import outcome_frame
+from backchannel.paradigms.testimony._phases import participant_checkpoints
 from backchannel.paradigms.testimony._results import TestimonyMetrics
 from backchannel.paradigms.testimony._stats import paired_difference, wilson
-from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
+from backchannel.paradigms.testimony._votes import VOTE_KINDS
 
 OUTCOMES = ("truth", "decoy", "none")
-OUTCOME_COLUMNS = [
-    "conversation_id",
-    "item_id",
-    "model",
-    "condition",
-    "intervention",
-    "deception",
-    "key_message_kind",
-    "source",
-    "group",
-    "checkpoint",
-    "voters",
-    *VOTE_KINDS,
-    "outcome",
-]
 
 
 def outcome_of(kinds: Sequence[str], threshold: int) -> str:
@@ -55,80 +41,16 @@ def outcome_of(kinds: Sequence[str], threshold: int) -> str:
     return "none"
 
 
-def _model_label(meta: dict[str, Any]) -> str:
-    models = sorted({a["model"] for a in meta.get("agents", []) if a["role"] != "observer"})
-    return "+".join(models)
-
-
 def checkpoint_outcomes(tables: RunTables) -> pd.DataFrame:
     """One row per finished conversation, group and checkpoint: vote counts and the outcome.
 
     Groups: `participants` (the analysed four) at T0, T1, R1..RK; `observers` at their vote;
-    `all` (the analysed four at RK with the observers) where observers took part.
+    `all` (the analysed four at RK with the observers) where observers took part. Rows follow
+    the conversations' stored order; within one: the participants' checkpoints, then each
+    round the observers voted at (observers, then all). Computed for the whole run at once
+    (`_outcomes`).
     """
-    votes = tables.events_of(kind="probe", name="vote")
-    votes = votes.assign(vote=votes["value"].where(votes["status"] == "ok", None))
-    by_conversation = dict(tuple(votes.groupby("conversation_id", sort=False)))
-    rows: list[dict[str, Any]] = []
-    for record in tables.done_conversations().to_dict(orient="records"):
-        meta = record["meta"]
-        if "endpoint" not in meta:
-            continue
-        group = by_conversation.get(record["conversation_id"])
-        if group is not None:
-            rows.extend(_rows(record, meta, group))
-    return pd.DataFrame(rows, columns=OUTCOME_COLUMNS)
-
-
-def _rows(record: dict[Any, Any], meta: dict[str, Any], votes: pd.DataFrame) -> list[dict]:
-    endpoint, decoy = meta["endpoint"], meta["decoy"]
-    majority = meta["majority"]
-    roles = {a["name"]: a["role"] for a in meta["agents"]}
-    analysed = [n for n, r in roles.items() if r in ("second_key", "member")]
-    observers = [n for n, r in roles.items() if r == "observer"]
-    base = {
-        "conversation_id": record["conversation_id"],
-        "item_id": record["item_id"],
-        "model": _model_label(meta),
-        "condition": meta["condition"],
-        "intervention": meta["intervention"],
-        "deception": meta["deception"],
-        "key_message_kind": meta["key_message_kind"],
-        "source": (meta.get("environment") or {}).get("source", "hitom"),
-    }
-    kinds: dict[tuple[str, int], str] = {
-        (str(row["agent"]), int(row["round"])): vote_kind(
-            row["vote"], endpoint, decoy, str(row["status"])
-        )
-        for row in votes.to_dict(orient="records")
-    }
-
-    def row(group: str, checkpoint: str, found: list[str], threshold: int) -> dict[str, Any]:
-        counts = {k: found.count(k) for k in VOTE_KINDS}
-        return {
-            **base,
-            "group": group,
-            "checkpoint": checkpoint,
-            "voters": len(found),
-            **counts,
-            "outcome": outcome_of(found, threshold),
-        }
-
-    rows = []
-    checkpoints = participant_checkpoints(int(meta["rounds"]))
-    for label in checkpoints:
-        found = [kinds.get((name, round_of(label)), "failed") for name in analysed]
-        rows.append(row("participants", label, found, majority["participants"]))
-    # Observers vote at T1 and after every round (runs stored before that: once, at the end).
-    asked = sorted({r for (name, r) in kinds if name in observers})
-    for number in asked:
-        seen = [kinds.get((name, number), "failed") for name in observers]
-        rows.append(row("observers", label_of(number), seen, majority["observers"]))
-        # All seven: the analysed four at the same checkpoint (after Ok: at Rk).
-        at = number if number < 2 or number % 2 == 0 else number - 1
-        together = [kinds.get((name, at), "failed") for name in analysed] + seen
-        rows.append(row("all", label_of(number), together, majority["all"]))
-    return rows
+    return outcome_frame(tables)
 
 
 ARM = ["model", "condition", "intervention"]

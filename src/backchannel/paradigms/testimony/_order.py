@@ -5,30 +5,45 @@ claims only with citation markup, so no speaker order is declared."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
-from backchannel.analysis import ORDER_COLUMNS, RunTables
+from backchannel.analysis import ORDER_COLUMNS, RunTables, decode_json
 
 VOTE = "vote"
 
 
 def order_answers(tables: RunTables) -> pd.DataFrame:
-    """One row per vote (`ORDER_COLUMNS`)."""
+    """One row per vote (`ORDER_COLUMNS`), read from the event columns (no event meta; each
+    distinct stored value decoded once)."""
+    done = tables.done_conversations()
     options = {
-        str(c["conversation_id"]): list(c["meta"].get("options") or [])
-        for c in tables.done_conversations().to_dict(orient="records")
+        str(cid): list(meta.get("options") or [])
+        for cid, meta in zip(done["conversation_id"].tolist(), done["meta"].tolist(), strict=True)
     }
-    votes = tables.events_of(kind="probe", name=VOTE, channel="private")
-    rows = [
-        {
-            "conversation_id": str(row["conversation_id"]),
-            "seq": int(row["seq"]),
-            "agent": str(row["agent"]),
-            "role": str(row["role"]),
-            "options": options.get(str(row["conversation_id"])) or None,
-            "speakers": None,
-            "answer": None if row["status"] != "ok" or row["value"] is None else str(row["value"]),
-        }
-        for row in votes.to_dict(orient="records")
+    events = tables.core_events
+    chosen = (
+        (events["kind"] == "probe") & (events["name"] == VOTE) & (events["channel"] == "private")
+    )
+    votes = events[chosen & tables.done_events()]
+    if votes.empty:
+        return pd.DataFrame([], columns=list(ORDER_COLUMNS))
+    decoded: dict[Any, Any] = {}
+    for text in votes["value"].unique().tolist():
+        decoded[text] = decode_json(text)
+    ids = [str(c) for c in votes["conversation_id"].tolist()]
+    answers = [
+        None if status != "ok" or (value := decoded[text]) is None else str(value)
+        for status, text in zip(votes["status"].tolist(), votes["value"].tolist(), strict=True)
     ]
-    return pd.DataFrame(rows, columns=list(ORDER_COLUMNS))
+    columns: dict[str, list[Any]] = {
+        "conversation_id": ids,
+        "seq": [int(s) for s in votes["seq"].tolist()],
+        "agent": [str(a) for a in votes["agent"].tolist()],
+        "role": [str(r) for r in votes["role"].tolist()],
+        "options": [options.get(c) or None for c in ids],
+        "speakers": [None] * len(ids),
+        "answer": answers,
+    }
+    return pd.DataFrame(columns, columns=list(ORDER_COLUMNS))

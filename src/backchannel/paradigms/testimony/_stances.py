@@ -13,8 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from backchannel.analysis import RunTables
-from backchannel.paradigms._stance_rows import off_the_record, pairs_frame, skipped_row
+from backchannel.analysis import RunTables, decode_json
+from backchannel.paradigms._stance_rows import (
+    OFF_THE_RECORD,
+    off_the_record,
+    pairs_frame,
+    skipped_row,
+)
 from backchannel.paradigms.testimony._graph import Record, citation_judges, records
 from backchannel.paradigms.testimony._votes import vote_kind
 
@@ -29,26 +34,52 @@ NO_PROBE = "missing probe: no vote after the statement"
 UNREADABLE = "unreadable vote"
 
 
-def _votes(tables: RunTables) -> dict[tuple[str, str, int], dict[Any, Any]]:
-    events = tables.events_of(kind="probe", name="vote")
-    return {
-        (str(e["conversation_id"]), str(e["agent"]), int(e["round"])): e
-        for e in events.sort_values("seq").to_dict("records")
-    }
+Vote = tuple[int, Any, Any]
+"""A private vote as the pairs read it: its seq, decoded value and status."""
 
 
-def _place(event: dict[Any, Any], endpoint: str, decoy: str) -> str | None:
+def _votes(tables: RunTables) -> dict[tuple[str, str, int], Vote]:
+    """Each finished conversation's votes by (conversation, agent, round); of two votes of one
+    agent and round, the later (higher seq). Read from the event columns: no event meta, each
+    distinct value decoded once."""
+    events = tables.core_events
+    chosen = events[(events["kind"] == "probe") & (events["name"] == "vote")]
+    chosen = chosen[tables.done_events()[chosen.index]].sort_values("seq", kind="stable")
+    decoded: dict[Any, Any] = {}
+    found: dict[tuple[str, str, int], Vote] = {}
+    columns = ("conversation_id", "agent", "round", "seq", "value", "status")
+    for cid, agent, number, seq, value, status in zip(
+        *(chosen[c].tolist() for c in columns), strict=True
+    ):
+        if value not in decoded:
+            decoded[value] = decode_json(value)
+        found[(str(cid), str(agent), int(number))] = (int(seq), decoded[value], status)
+    return found
+
+
+def _probes(tables: RunTables) -> dict[tuple[str, int], Vote]:
+    """The off-the-record probes by (conversation, seq of the turn they follow); the events'
+    meta is read only when the run has such probes."""
+    events = tables.core_events
+    if not ((events["kind"] == "probe") & (events["name"] == OFF_THE_RECORD)).any():
+        return {}
+    found = off_the_record(tables.events_of(kind="probe", name=OFF_THE_RECORD))
+    return {key: (int(e["seq"]), e["value"], e["status"]) for key, e in found.items()}
+
+
+def _place(vote: Vote, endpoint: str, decoy: str) -> str | None:
     """The vote's place (a container or UNKNOWN), None when there is no readable vote."""
-    kind = vote_kind(event["value"], endpoint, decoy, str(event["status"]))
-    if kind in ("truncated", "failed") or event["status"] != "ok":
+    _, value, status = vote
+    kind = vote_kind(value, endpoint, decoy, str(status))
+    if kind in ("truncated", "failed") or status != "ok":
         return None
-    return str(event["value"])
+    return str(value)
 
 
 def _rows(
     record: Record,
-    votes: dict[tuple[str, str, int], dict[Any, Any]],
-    probes: dict[tuple[str, int], dict[Any, Any]],
+    votes: dict[tuple[str, str, int], Vote],
+    probes: dict[tuple[str, int], Vote],
 ) -> list[dict[str, Any]]:
     cid, meta = record.conversation_id, record.meta
     endpoint, decoy = str(meta["endpoint"]), str(meta["decoy"])
@@ -61,7 +92,7 @@ def _rows(
             "role": s.role,
             "round": s.number,
             "turn_seq": s.seq,
-            "probe_seq": None if probe is None else int(probe["seq"]),
+            "probe_seq": None if probe is None else probe[0],
         }
         start = votes.get((cid, s.agent, START))
         start_place = None if start is None else _place(start, endpoint, decoy)
@@ -99,7 +130,7 @@ def stance_pairs(tables: RunTables) -> pd.DataFrame:
     extraction (the markup's when there is one), paired with the vote of its round."""
     judges = citation_judges(tables)
     votes = _votes(tables)
-    probes = off_the_record(tables.events_of(kind="probe"))
+    probes = _probes(tables)
     rows: list[dict[str, Any]] = []
     if judges:
         for record in records(tables, judges[0]):
@@ -111,21 +142,25 @@ def stance_pairs(tables: RunTables) -> pd.DataFrame:
 
 def _unlabelled(
     tables: RunTables,
-    votes: dict[tuple[str, str, int], dict[Any, Any]],
-    probes: dict[tuple[str, int], dict[Any, Any]],
+    votes: dict[tuple[str, str, int], Vote],
+    probes: dict[tuple[str, int], Vote],
 ) -> list[dict[str, Any]]:
     """Without any extraction every statement is an unlabelled turn."""
+    events = tables.core_events
+    chosen = events[(events["kind"] == "message") & (events["name"] == "statement")]
+    chosen = chosen[tables.done_events()[chosen.index]]
     rows = []
-    for s in tables.events_of(kind="message", name="statement").to_dict("records"):
-        cid, seq = str(s["conversation_id"]), int(s["seq"])
-        probe = probes.get((cid, seq)) or votes.get((cid, str(s["agent"]), int(s["round"])))
+    columns = ("conversation_id", "seq", "agent", "role", "round")
+    for cid, seq, agent, role, number in zip(*(chosen[c].tolist() for c in columns), strict=True):
+        cid, seq, agent, number = str(cid), int(seq), str(agent), int(number)
+        probe = probes.get((cid, seq)) or votes.get((cid, agent, number))
         base = {
             "conversation_id": cid,
-            "agent": str(s["agent"]),
-            "role": str(s["role"]),
-            "round": int(s["round"]),
+            "agent": agent,
+            "role": str(role),
+            "round": number,
             "turn_seq": seq,
-            "probe_seq": None if probe is None else int(probe["seq"]),
+            "probe_seq": None if probe is None else probe[0],
         }
         rows.append(skipped_row(base, UNLABELLED))
     return rows
