@@ -10,7 +10,7 @@ import asyncio
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -19,6 +19,9 @@ from backchannel.backends import LLMClient, UsageMeter
 from backchannel.engine import MODERATOR
 from backchannel.judges._llm import LLMJudge
 from backchannel.judges._target import ContextTurn, JudgeTask, Target, Verdict
+
+if TYPE_CHECKING:
+    from backchannel.engine import ConversationContext, Event
 
 CONTEXT_TURNS = 5
 """Public messages before a target that a judge sees, inline and afterwards alike."""
@@ -69,6 +72,35 @@ async def judge_target(
 ) -> Verdict:
     """The judge's verdict on one target (inline and afterwards alike)."""
     return await judge.judge(client, target, meter)
+
+
+async def judge_event(
+    ctx: ConversationContext,
+    judge: Judge,
+    event: Event,
+    name: str,
+    task: JudgeTask,
+    reference: Any,
+    context: tuple[ContextTurn, ...] = (),
+) -> None:
+    """Judge one event of a running conversation (beside it) and store the verdict as label
+    `name`; a failed verdict is stored with its status and text, never a default."""
+    spec = ctx.spec
+    target = Target(
+        conversation_id=spec.conversation_id,
+        event_seq=event.seq,
+        task=task,
+        channel=event.channel,
+        speaker=event.agent,
+        text=event.text,
+        reference=reference,
+        conversation_seed=spec.seed,
+        context=context,
+    )
+    verdict = await judge_target(judge, ctx.client, target, ctx.usage)
+    ctx.label(
+        event, name, verdict.label, status=verdict.status, text=verdict.text, model=verdict.model
+    )
 
 
 def speaker_name(agent: str) -> str:

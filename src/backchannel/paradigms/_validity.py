@@ -14,8 +14,7 @@ from backchannel.judges import (
     AWARENESS_TASK,
     MANIPULATION,
     Judge,
-    Target,
-    judge_target,
+    judge_event,
     make_judge,
 )
 
@@ -109,23 +108,4 @@ async def _label(
     event = answer if isinstance(answer, Event) else await answer
     if event.status != "ok":
         return  # a failed probe is counted by the metrics, not judged
-    spec = ctx.spec
-    target = Target(
-        conversation_id=spec.conversation_id,
-        event_seq=event.seq,
-        task=AWARENESS_TASK,
-        channel=event.channel,
-        speaker=event.agent,
-        text=event.text,
-        reference=reference,
-        conversation_seed=spec.seed,
-    )
-    verdict = await judge_target(judge, ctx.client, target, ctx.usage)
-    ctx.label(
-        event,
-        AWARENESS,
-        verdict.label,
-        status=verdict.status,
-        text=verdict.text,
-        model=verdict.model,
-    )
+    await judge_event(ctx, judge, event, AWARENESS, AWARENESS_TASK, reference)

@@ -11,7 +11,7 @@ from backchannel.analysis import Design
 from backchannel.backends import GenerationSettings, JsonSchema, LabelSet, Message
 from backchannel.engine import Agent, ConversationContext, Event, Item, OffTheRecord, Room
 from backchannel.errors import ConfigError
-from backchannel.judges import AWARENESS, MANIPULATION, Judge, Target, judge_target, make_judge
+from backchannel.judges import AWARENESS, MANIPULATION, Judge, judge_event, make_judge
 from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm
 from backchannel.paradigms._validity import ask_awareness, awareness_calls, judge_awareness
 from backchannel.paradigms.council._argued import ARGUED, DebateReference, argued_task
@@ -534,21 +534,7 @@ async def _judge_argued(
 ) -> None:
     """Label the option one advocate turn argues, beside the conversation (a failed verdict is
     stored with its status and text: a skipped pair, never a default)."""
-    spec = ctx.spec
-    target = Target(
-        conversation_id=spec.conversation_id,
-        event_seq=event.seq,
-        task=argued_task(reference.option_ids),
-        channel=event.channel,
-        speaker=event.agent,
-        text=event.text,
-        reference=reference,
-        conversation_seed=spec.seed,
-    )
-    verdict = await judge_target(judge, ctx.client, target, ctx.usage)
-    ctx.label(
-        event, ARGUED, verdict.label, status=verdict.status, text=verdict.text, model=verdict.model
-    )
+    await judge_event(ctx, judge, event, ARGUED, argued_task(reference.option_ids), reference)
 
 
 def _score_only(event: Event) -> Event:

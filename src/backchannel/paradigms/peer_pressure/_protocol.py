@@ -20,10 +20,9 @@ from backchannel.judges import (
     Judge,
     JudgeTask,
     Relabelling,
-    Target,
     fact_item,
     fact_payload,
-    judge_target,
+    judge_event,
     judge_templates,
     make_judge,
 )
@@ -365,27 +364,7 @@ class _InlineJudge:
                 shown.append(ContextTurn(event.agent, event.text))
 
     async def _judge(self, event: Event, task: JudgeTask, context: tuple[ContextTurn, ...]) -> None:
-        spec = self.ctx.spec
-        target = Target(
-            conversation_id=spec.conversation_id,
-            event_seq=event.seq,
-            task=task,
-            channel=event.channel,
-            speaker=event.agent,
-            text=event.text,
-            reference=self.fact,
-            conversation_seed=spec.seed,
-            context=context,
-        )
-        verdict = await judge_target(self.judge, self.ctx.client, target, self.ctx.usage)
-        self.ctx.label(
-            event,
-            self.name,
-            verdict.label,
-            status=verdict.status,
-            text=verdict.text,
-            model=verdict.model,
-        )
+        await judge_event(self.ctx, self.judge, event, self.name, task, self.fact, context)
 
 
 class _Prober:
