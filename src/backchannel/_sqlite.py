@@ -21,8 +21,12 @@ CHECK_SUFFIX = "-check"
 
 
 def _stamp(path: Path) -> dict[str, int] | None:
-    """What a write to `path` changes (None while a write-ahead log is beside it)."""
-    if Path(f"{path}-wal").exists():
+    """What a write to `path` changes (None while a write-ahead log with frames is beside it).
+
+    An empty log holds no pages, so the file alone is the database: any reader opening a WAL
+    database (the `sqlite3` shell, a script) leaves one behind, and that must not make every
+    later command check the whole file again."""
+    if _log_has_frames(path):
         return None
     try:
         stat = path.stat()
@@ -34,6 +38,15 @@ def _stamp(path: Path) -> dict[str, int] | None:
         "ctime_ns": stat.st_ctime_ns,
         "inode": stat.st_ino,
     }
+
+
+def _log_has_frames(path: Path) -> bool:
+    try:
+        return Path(f"{path}-wal").stat().st_size > 0
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def record_sound(path: Path) -> None:

@@ -4,6 +4,7 @@ reads)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,21 @@ def test_damage_after_the_record_is_still_found(
         RunStore(run, readonly=True)
     result = invoke("view", run, "--static", tmp_path / "copy")
     assert result.exit_code != 0 and "damaged" in result.stderr
+
+
+def test_a_reader_that_leaves_an_empty_log_does_not_force_a_check(
+    write_experiment: WriteExperiment, tmp_path: Path, checks: list[Any]
+) -> None:
+    run = finished(write_experiment, tmp_path / "run")
+    database = run / "run.sqlite"
+    reader = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+    reader.execute("SELECT COUNT(*) FROM conversations").fetchone()
+    reader.close()  # a read-only reader of a WAL database leaves an empty -wal behind
+    assert (run / "run.sqlite-wal").is_file()
+    assert (run / "run.sqlite-wal").stat().st_size == 0
+    checks.clear()
+    assert invoke("metrics", run).exit_code == 0
+    assert checks == []
+    (run / "run.sqlite-wal").write_bytes(b"\0" * 32)  # a log with content: checked again
+    assert invoke("metrics", run).exit_code == 0
+    assert checks == [None]
