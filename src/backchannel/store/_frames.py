@@ -18,6 +18,7 @@ from backchannel.engine import (
     PROMPT_TABLE,
     column_names,
 )
+from backchannel.store._coded import Lookup, run_order
 from backchannel.store._rows import (
     EMPTY_META,
     EVENT_CODED,
@@ -80,23 +81,22 @@ def _select(
     return db.execute(f"{sql} {where}", params).fetchall()
 
 
-def _decode_codes(frame: pd.DataFrame, columns: Sequence[str], names: dict[int, str]) -> None:
-    if frame.empty:  # an empty column keeps the dtype SQLite's reader gives it (object)
-        return
-    for column in columns:
-        frame[column] = frame[column].map(names)
-
-
-def _ids(frame: pd.DataFrame, scope: Scope) -> pd.Series:
-    """The conversation id of each row (by its conv), from the popped `conv` column."""
-    convs = frame.pop("conv")
-    return convs if frame.empty else convs.map(scope.id_of)
-
-
-def _ordered(frame: pd.DataFrame, scope: Scope, keys: Sequence[str]) -> pd.DataFrame:
-    rank = frame["conv"].map(scope.rank)
-    frame = frame.assign(_rank=rank).sort_values(["_rank", *keys], kind="stable")
-    return frame.drop(columns="_rank").reset_index(drop=True)
+def _in_order_decoded(
+    frame: pd.DataFrame, scope: Scope, keys: Sequence[str], coded: Sequence[str], names: Lookup
+) -> pd.DataFrame:
+    """`frame` in run order (then by `keys`), its codes named and its `conv` replaced by a
+    leading `conversation_id`. An empty frame keeps the dtypes SQLite's reader gives it."""
+    if frame.empty:
+        frame = frame.reset_index(drop=True)
+        frame.insert(0, "conversation_id", frame.pop("conv"))
+        return frame
+    conversations = Lookup(scope.id_of)
+    frame = run_order(frame, conversations, scope.rank, keys, dict.fromkeys(coded, names))
+    for column in coded:
+        frame[column] = names.texts(frame[column].to_numpy(dtype="int64"))
+    convs = frame.pop("conv").to_numpy(dtype="int64")
+    frame.insert(0, "conversation_id", conversations.texts(convs))
+    return frame
 
 
 def events_frame(
@@ -107,9 +107,8 @@ def events_frame(
 
     rows = _select(db, "events", _EVENT_STORED, scope, everything)
     frame = pd.DataFrame.from_records(rows, columns=["conv", *_EVENT_STORED], coerce_float=True)
-    _decode_codes(frame, [_EVENT_STORED[i] for i in EVENT_CODED], decoder.names)
-    frame = _ordered(frame, scope, ["seq"])
-    frame.insert(0, "conversation_id", _ids(frame, scope))
+    coded = [_EVENT_STORED[i] for i in EVENT_CODED]
+    frame = _in_order_decoded(frame, scope, ["seq"], coded, Lookup(decoder.names))
     frame.insert(0, "run_id", run_id)
     frame["cached"] = frame["cached"].astype(bool)
     frame["turn"] = frame["turn"].astype("Int64")
@@ -157,9 +156,8 @@ def labels_frame(
 
     rows = _select(db, "labels", _LABEL_STORED, scope, everything)
     frame = pd.DataFrame.from_records(rows, columns=["conv", *_LABEL_STORED], coerce_float=True)
-    _decode_codes(frame, [_LABEL_STORED[i] for i in LABEL_CODED], decoder.names)
-    frame = _ordered(frame, scope, ["event_seq", "judge"])
-    frame.insert(0, "conversation_id", _ids(frame, scope))
+    coded = [_LABEL_STORED[i] for i in LABEL_CODED]
+    frame = _in_order_decoded(frame, scope, ["event_seq", "judge"], coded, Lookup(decoder.names))
     frame.insert(0, "run_id", run_id)
     return frame[column_names(LABEL_TABLE)]
 

@@ -1,0 +1,61 @@
+"""Coded columns resolved as whole arrays: the same names and order as one lookup per row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from backchannel.store._coded import Lookup, run_order
+
+
+def test_texts_name_each_code_and_give_na_for_an_unknown_one() -> None:
+    names = Lookup({7: "judge", 2: "agent", 40: "kind"})
+    texts = names.texts(np.array([2, 40, 3, 7, 99, -1]))
+    assert texts.dtype == "str"
+    assert texts.tolist()[:2] == ["agent", "kind"]
+    assert texts.isna().tolist() == [False, False, True, False, True, True]
+    assert texts[3] == "judge"
+
+
+def test_text_order_sorts_codes_as_their_names_sort_with_na_last() -> None:
+    names = Lookup({1: "zeta", 2: "alpha", 3: "mu"})
+    assert names.text_order(np.array([1, 2, 3, 5])).tolist() == [2, 0, 1, 3]
+
+
+def test_an_empty_lookup_knows_no_code() -> None:
+    assert Lookup({}).texts(np.array([1, 2])).isna().all()
+
+
+def test_run_order_matches_a_stable_pandas_sort_on_the_named_columns() -> None:
+    rng = np.random.default_rng(3)
+    convs = [30, 10, 20]  # run order differs from key order
+    judges = {5: "b", 6: "a", 9: "c"}
+    frame = pd.DataFrame(
+        {
+            "conv": rng.choice([10, 20, 30], 200),
+            "seq": rng.integers(0, 6, 200),
+            "judge": rng.choice([5, 6, 9], 200),
+        }
+    )
+    ids = Lookup({10: "x", 20: "y", 30: "z"})
+    rank = {conv: i for i, conv in enumerate(convs)}
+    ordered = run_order(frame, ids, rank, ["seq", "judge"], {"judge": Lookup(judges)})
+    expected = (
+        frame.assign(_rank=frame["conv"].map(rank), _judge=frame["judge"].map(judges))
+        .sort_values(["_rank", "seq", "_judge"], kind="stable")
+        .drop(columns=["_rank", "_judge"])
+        .reset_index(drop=True)
+    )
+    pd.testing.assert_frame_equal(ordered, expected)
+
+
+def test_run_order_puts_a_conversation_outside_the_scope_last() -> None:
+    frame = pd.DataFrame({"conv": [4, 1, 2], "seq": [0, 0, 0]})
+    ordered = run_order(frame, Lookup({1: "a", 2: "b"}), {1: 1, 2: 0}, ["seq"], {})
+    assert ordered["conv"].tolist() == [2, 1, 4]
+
+
+def test_rows_already_in_order_keep_their_order() -> None:
+    frame = pd.DataFrame({"conv": [1, 1, 2], "seq": [0, 1, 0]})
+    ordered = run_order(frame, Lookup({1: "a", 2: "b"}), {1: 0, 2: 1}, ["seq"], {})
+    pd.testing.assert_frame_equal(ordered, frame)
