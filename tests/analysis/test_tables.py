@@ -70,6 +70,24 @@ def test_done_conversations_have_their_meta_decoded() -> None:
     assert done["conversation_id"].tolist() == ["a"] and done["meta"].tolist() == [{"rounds": 3}]
 
 
+def test_done_core_events_keep_the_finished_conversations_events() -> None:
+    run = tables()
+    done = run.done_core_events()
+    assert done["conversation_id"].tolist() == ["a", "a", "a"]  # b failed
+    assert done.columns.equals(run.core_events.columns)
+
+
+def test_done_core_events_when_all_finished_are_every_event_and_safe_to_change() -> None:
+    run = tables()
+    run.conversations.loc[1, "status"] = "done"
+    with run.reuse():
+        done = run.done_core_events()
+        assert done["seq"].tolist() == [0, 1, 2, 0]
+        done["seq"] = -1  # a caller's change stays its own
+        assert run.done_core_events()["seq"].tolist() == [0, 1, 2, 0]
+    assert run.core_events["seq"].tolist() == [0, 1, 2, 0]
+
+
 def test_decode_json_reads_text_and_passes_decoded_values_through() -> None:
     assert decode_json('{"a": [1, 2]}') == {"a": [1, 2]}
     assert decode_json(None) is None and decode_json("") is None and decode_json(math.nan) is None

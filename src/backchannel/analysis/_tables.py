@@ -175,6 +175,16 @@ class RunTables:
         """A mask over `events`: the events of finished conversations."""
         return self.memo(("done_events",), self._done_mask)
 
+    def done_core_events(self) -> pd.DataFrame:
+        """The events of finished conversations without their meta (`core_events` filtered):
+        filtered once inside `reuse()`, and not copied at all when every conversation
+        finished (the usual case), so a caller pays no copy of the texts."""
+        return self.memo(("done_core_events",), self._done_core).copy(deep=False)
+
+    def _done_core(self) -> pd.DataFrame:
+        mask = self.done_events()
+        return self.core_events if bool(mask.all()) else self.core_events[mask]
+
     def _done_mask(self) -> pd.Series:
         finished = self.conversations["status"] == DONE
         done = self.conversations["conversation_id"][finished]

@@ -119,7 +119,7 @@ def awareness_rows(
     tables: RunTables, design: Design, levels: Mapping[str, Mapping[str, Any]]
 ) -> list[AwarenessRow]:
     """The awareness rate per cell and role: aware verdicts over valid verdicts."""
-    events = tables.core_events[tables.done_events()]  # no event meta: the kit reads none
+    events = tables.done_core_events()  # no event meta: the kit reads none
     probes = events[
         (events["kind"] == "probe")
         & (events["name"] == AWARENESS)

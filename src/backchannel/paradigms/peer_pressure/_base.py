@@ -59,7 +59,7 @@ def _labelled(tables: RunTables, judge: str, events: pd.DataFrame) -> pd.DataFra
 
 
 def _done_events(tables: RunTables) -> pd.DataFrame:
-    return tables.memo(("pp.done_events",), lambda: tables.core_events[tables.done_events()])
+    return tables.done_core_events()
 
 
 def _probe_events(tables: RunTables, names: tuple[str, ...]) -> pd.DataFrame:
