@@ -88,6 +88,23 @@ def test_done_core_events_when_all_finished_are_every_event_and_safe_to_change()
     assert run.core_events["seq"].tolist() == [0, 1, 2, 0]
 
 
+def test_conversations_that_stored_the_same_meta_each_get_their_own_dict() -> None:
+    meta = {"story": {"chain": [1, 2]}, "k": 1}
+    run = RunTables(
+        pd.DataFrame(columns=EVENT_COLUMNS),
+        pd.DataFrame(columns=LABEL_COLUMNS),
+        pd.DataFrame(
+            [conversation(c, "done", meta) for c in ("a", "b")]
+            + [conversation("c", "done", {"k": 2})],
+            columns=CONVERSATION_BASE_COLUMNS,
+        ),
+    )
+    first, second, third = run.done_conversations()["meta"].tolist()
+    assert first == second == meta and third == {"k": 2}
+    first["k"] = 9  # a row's own dict: changing it leaves the other conversation's alone
+    assert second["k"] == 1
+
+
 def test_decode_json_reads_text_and_passes_decoded_values_through() -> None:
     assert decode_json('{"a": [1, 2]}') == {"a": [1, 2]}
     assert decode_json(None) is None and decode_json("") is None and decode_json(math.nan) is None

@@ -162,13 +162,15 @@ class RunTables:
 
     def done_conversations(self) -> pd.DataFrame:
         """The finished conversations (status done), in stored order, with `meta` decoded to a
-        dict; unfinished ones are counted by their status, never analysed."""
+        dict; unfinished ones are counted by their status, never analysed. Each row has its own
+        dict, but conversations that stored the same meta share its nested values: read them,
+        copy before changing them."""
         return self.memo(("done_conversations",), self._decode_done).copy()
 
     def _decode_done(self) -> pd.DataFrame:
         conversations = self.conversations
         done = conversations[conversations["status"] == DONE].copy()
-        done["meta"] = _decoded(done["meta"], _decode_dict)
+        done["meta"] = _decoded_once(done["meta"])
         return done.reset_index(drop=True)
 
     def done_events(self) -> pd.Series:
@@ -342,6 +344,22 @@ def _csv_text(level: Any) -> str:
 def _decoded(column: pd.Series, decode: Callable[[Any], Any]) -> pd.Series:
     """A column of decoded objects (object dtype, so an integer stays an int)."""
     return pd.Series([decode(v) for v in column], index=column.index, dtype=object)
+
+
+def _decoded_once(column: pd.Series) -> pd.Series:
+    """Conversation metas decoded to dicts, each distinct text once: every conversation of an
+    item and arm stores the same meta (testimony's story is about 10 KB of JSON), so a run of
+    100,000 conversations holds a few hundred distinct texts."""
+    found: dict[str, dict[str, Any]] = {}
+    values: list[dict[str, Any]] = []
+    for text in column.tolist():
+        if not isinstance(text, str):
+            values.append(_decode_dict(text))
+            continue
+        if text not in found:
+            found[text] = _decode_dict(text)
+        values.append(dict(found[text]))
+    return pd.Series(values, index=column.index, dtype=object)
 
 
 def _decode_dict(text: Any) -> dict[str, Any]:
