@@ -105,6 +105,25 @@ def test_conversations_that_stored_the_same_meta_each_get_their_own_dict() -> No
     assert second["k"] == 1
 
 
+def test_labels_for_keep_one_judges_labels_and_a_callers_change_stays_its_own() -> None:
+    labels = pd.DataFrame(
+        [("a", 0, "rule", "x"), ("a", 0, "llm", "y"), ("a", 1, "rule", "z")],
+        columns=["conversation_id", "event_seq", "judge", "label"],
+    )
+    run = RunTables(pd.DataFrame(columns=EVENT_COLUMNS), labels, pd.DataFrame())
+    with run.reuse():
+        assert run.labels_for("rule")["label"].tolist() == ["x", "z"]
+        assert run.labels_for("llm")["label"].tolist() == ["y"]
+        assert run.labels_for("none").empty
+    only = RunTables(pd.DataFrame(columns=EVENT_COLUMNS), labels.iloc[[0, 2]], pd.DataFrame())
+    with only.reuse():
+        mine = only.labels_for("rule")
+        assert mine["label"].tolist() == ["x", "z"]
+        mine["label"] = "changed"
+        assert only.labels_for("rule")["label"].tolist() == ["x", "z"]
+    assert only.labels["label"].tolist() == ["x", "z"]
+
+
 def test_decode_json_reads_text_and_passes_decoded_values_through() -> None:
     assert decode_json('{"a": [1, 2]}') == {"a": [1, 2]}
     assert decode_json(None) is None and decode_json("") is None and decode_json(math.nan) is None

@@ -236,8 +236,13 @@ class RunTables:
         return chosen
 
     def labels_for(self, judge: str) -> pd.DataFrame:
-        """The labels of one judge, indexed like events by (conversation_id, event_seq)."""
-        return self.labels[self.labels["judge"] == judge]
+        """The labels of one judge, indexed like events by (conversation_id, event_seq):
+        filtered once inside `reuse()`, and not copied when the run has no other judge."""
+        return self.memo(("labels_for", judge), lambda: self._of_judge(judge)).copy(deep=False)
+
+    def _of_judge(self, judge: str) -> pd.DataFrame:
+        mask = self.labels["judge"] == judge
+        return self.labels if bool(mask.all()) else self.labels[mask]
 
     @classmethod
     def from_directory(cls, directory: Path) -> RunTables:
