@@ -179,6 +179,28 @@ def test_paired_test_between_cells_matches_scipy():
     assert tests["hidden_change"].p_holm is None
 
 
+def test_paired_shares_follow_the_items_whatever_the_rows_order_and_index():
+    # accommodation per conversation: k0 q1 1/2, q2 0, q3 0 | k3 q1 1, q2 1/2, q3 0
+    shares = {"a1": 1, "a2": 0, "a3": 0, "b1": 2, "b2": 1, "b3": 0}  # accommodated rounds
+    rows = [
+        pair(cid, rnd, rnd <= moved, False, rnd > moved)
+        for cid, moved in shares.items()
+        for rnd in (1, 2)
+    ]
+    spec = [("b3", 3, "q3", 0), ("a1", 0, "q1", 0), ("b2", 3, "q2", 0)]
+    spec += [("a2", 0, "q2", 0), ("b1", 3, "q1", 0), ("a3", 0, "q3", 0)]
+    units = conversations(spec)
+    units.index = [40, 7, 19, 3, 88, 12]  # not the rows' places
+    result = divergence(frame(rows), DESIGN, units)
+    test = next(t for t in result.tests if t.measure == "public_accommodation")
+    assert test.paired
+    by_item = stats.wilcoxon([0.5, 0.5, 0.0], zero_method="wilcox").pvalue
+    by_row = stats.wilcoxon([-0.5, 0.5, 1.0], zero_method="wilcox").pvalue  # b3-a1, ...
+    assert by_item != pytest.approx(by_row)
+    assert test.p_value == pytest.approx(by_item)
+    assert test.difference == pytest.approx(1 / 3)
+
+
 def test_unpaired_test_when_cells_do_not_share_items():
     spec = [("c1", 0, "q1", 0), ("c2", 0, "q2", 0), ("c3", 3, "q3", 0), ("c4", 3, "q4", 0)]
     result = divergence(PAIRS, DESIGN, conversations(spec))

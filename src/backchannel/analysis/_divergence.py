@@ -222,26 +222,35 @@ def _tests(
     if not factors:
         return []
     units = conversations.assign(conversation_id=conversations["conversation_id"].astype(str))
+    units = units.reset_index(drop=True)  # a cell's index labels are its rows' places
     cells = cell_groups(units, factors, levels)
     keys_of = [_unit_keys(group) for _, group in cells]
+    places = [
+        _places(group, keys is not None) for (_, group), keys in zip(cells, keys_of, strict=True)
+    ]
     classified = frame[frame["skipped"].isna()]
     flags = classified.assign(
         **{name: classified[name].astype(bool).astype(float) for name in TESTED}
     )
-    per_conversation = {
-        (str(role), name): flags[flags["role"] == role].groupby("conversation_id")[name].mean()
+    ids = units["conversation_id"].tolist()
+    per_conversation = {  # each unit's share (NaN without a classified pair), in units' order
+        (str(role), name): flags[flags["role"] == role]
+        .groupby("conversation_id")[name]
+        .mean()
+        .reindex(ids)
+        .to_numpy(dtype=float)
         for role in sorted(frame["role"].astype(str).unique())
         for name in TESTED
     }
     found: list[tuple[dict[str, Any], TestResult, float]] = []
-    for (i, (first, a)), (j, (second, b)) in combinations(enumerate(cells), 2):
+    for (i, (first, _)), (j, (second, _)) in combinations(enumerate(cells), 2):
         differing = [f for f in factors if first[f] != second[f]]
         if len(differing) != 1:
             continue
         paired = keys_of[i] is not None and keys_of[i] == keys_of[j]
+        a, b = places[i][paired], places[j][paired]
         for (role, name), shares in per_conversation.items():
-            va = _shares(a, shares, paired)
-            vb = _shares(b, shares, paired)
+            va, vb = shares[a], shares[b]
             if paired:
                 result = wilcoxon_signed_rank(vb, va)
                 both = ~(np.isnan(va) | np.isnan(vb))
@@ -283,13 +292,14 @@ def _unit_keys(group: pd.DataFrame) -> tuple[tuple[str, int], ...] | None:
     return tuple(keys) if len(set(keys)) == len(keys) else None
 
 
-def _shares(group: pd.DataFrame, shares: pd.Series, paired: bool) -> np.ndarray:
-    """The share of each conversation of a cell (NaN without a classified pair), in the order
-    of its (item, replicate) keys when paired."""
-    ids = [str(cid) for cid in group["conversation_id"].tolist()]
-    if paired:
+def _places(group: pd.DataFrame, pairable: bool) -> dict[bool, np.ndarray]:
+    """A cell's rows among the units (its index), unpaired in the cell's order and, when its
+    keys are unique, paired in the order of its (item, replicate) keys."""
+    rows = group.index.to_numpy(dtype=np.int64)
+    places = {False: rows}
+    if pairable:
         items = [str(item) for item in group["item_id"].tolist()]
         replicates = [int(r) for r in group["replicate"].tolist()]
-        order = sorted(range(len(ids)), key=lambda i: (items[i], replicates[i]))
-        ids = [ids[i] for i in order]
-    return shares.reindex(ids).to_numpy(dtype=float)
+        order = sorted(range(len(rows)), key=lambda i: (items[i], replicates[i]))
+        places[True] = rows[np.asarray(order, dtype=np.int64)]
+    return places
