@@ -12,7 +12,13 @@ import statsmodels.api as sm
 from scipy.optimize import lsq_linear
 
 from backchannel.analysis import OPINION_COLUMNS, Influence, Metrics, fit_influence
-from backchannel.analysis._influence import box_fits, fit_products, products, transitions
+from backchannel.analysis._influence import (
+    _resample_counts,
+    box_fits,
+    fit_products,
+    products,
+    transitions,
+)
 
 NAN = float("nan")
 
@@ -181,3 +187,15 @@ def test_the_bootstraps_box_solver_is_lsq_linear() -> None:
         expected = fit_products(c)
         assert (a[i], s[i], sse[i], base[i]) == pytest.approx(expected, abs=1e-7)
     assert ((a == 0) | (a == 1) | (s == 0) | (s == 1)).sum() > 50
+
+
+def test_resample_counts_count_each_conversation_drawn_in_each_resample() -> None:
+    counts = _resample_counts(np.random.default_rng(5), 7, 4)
+    picked = np.random.default_rng(5).integers(0, 7, size=(4, 7))  # the same draws
+    expected = np.zeros((4, 7))
+    for resample, row in enumerate(picked):
+        for unit in row:
+            expected[resample, unit] += 1
+    assert counts.dtype == float
+    assert np.array_equal(counts, expected)
+    assert counts.sum(axis=1).tolist() == [7.0] * 4

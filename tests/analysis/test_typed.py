@@ -158,6 +158,19 @@ def test_levels_are_read_exactly_from_each_cell() -> None:
     assert isinstance(levels["c2"]["m"], int)
 
 
+def test_levels_decode_each_cell_once_and_keep_each_conversations_own_levels() -> None:
+    cells = ['{"k": [1, 2], "m": 0}', '{"k": [3], "m": 1}', '{"k": [1, 2], "m": 0}', ""]
+    conversations = pd.DataFrame(
+        {"conversation_id": ["c1", "c2", "c3", "c4"], "cell": cells, "k": [0, 0, 0, 9]}
+    )
+    levels = Design(("k", "m")).levels(conversations)
+    assert levels["c1"] == levels["c3"] == {"k": [1, 2], "m": 0}
+    assert levels["c1"] is not levels["c3"]  # each conversation has its own mapping
+    assert levels["c1"]["k"] is levels["c3"]["k"]  # one decoded cell behind both
+    assert levels["c2"] == {"k": [3], "m": 1}
+    assert levels["c4"] == {"k": 9, "m": None}  # no cell: its factor columns
+
+
 def test_cell_groups_order_levels_naturally_and_keep_unhashable_ones() -> None:
     frame = pd.DataFrame({"conversation_id": ["a", "b", "c", "d"], "role": ["x", "y", "x", "x"]})
     levels = {"a": {"r": 10}, "b": {"r": 3}, "c": {"r": None}, "d": {"r": 10, "k": [1]}}

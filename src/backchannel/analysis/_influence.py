@@ -190,9 +190,9 @@ def _chunks(total: int, size: int) -> list[int]:
 def _resample_counts(rng: np.random.Generator, units: int, resamples: int) -> np.ndarray:
     """How often each of `units` conversations is drawn in each of `resamples` resamples."""
     picked = rng.integers(0, units, size=(resamples, units))
-    counts = np.zeros((resamples, units))
-    np.add.at(counts, (np.repeat(np.arange(resamples), units), picked.ravel()), 1.0)
-    return counts
+    cells = (np.arange(resamples)[:, None] * units + picked).ravel()  # (resample, unit) flat
+    counts = np.bincount(cells, minlength=resamples * units).reshape(resamples, units)
+    return counts.astype(float)
 
 
 def _why_not(cross: np.ndarray, transitions: int, conversations: int) -> str | None:

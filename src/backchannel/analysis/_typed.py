@@ -65,10 +65,11 @@ class Design:
     def levels(self, conversations: pd.DataFrame) -> dict[str, dict[str, Any]]:
         """Each conversation's level of every factor, by conversation id, exactly as its cell
         declared it (the `cell` JSON, where a factor column may have turned 2 into 2.0 beside
-        a null level); a conversation without `cell` falls back to its factor columns."""
+        a null level); a conversation without `cell` falls back to its factor columns.
+        Conversations of one cell share its level values (a list level is one list): read them."""
         ids = [str(cid) for cid in conversations["conversation_id"].tolist()]
         cells = (
-            [_cell_of(c) for c in conversations["cell"].tolist()]
+            _cells_of(conversations["cell"].tolist())
             if "cell" in conversations.columns
             else [None] * len(ids)
         )
@@ -343,6 +344,21 @@ def _json_texts(column: list[Any]) -> list[str]:
             text = known[key] = json.dumps(value, sort_keys=True, default=str)
         texts.append(text)
     return texts
+
+
+def _cells_of(texts: list[Any]) -> list[dict[str, Any] | None]:
+    """Each conversation's cell, decoded once per distinct JSON text (a design has few cells
+    and many conversations); conversations of one cell share its dict: read it only."""
+    decoded: dict[str, dict[str, Any] | None] = {}
+    cells = []
+    for text in texts:
+        if isinstance(text, str):
+            if text not in decoded:
+                decoded[text] = _cell_of(text)
+            cells.append(decoded[text])
+        else:
+            cells.append(_cell_of(text))
+    return cells
 
 
 def _cell_of(text: Any) -> dict[str, Any] | None:
