@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
@@ -12,7 +14,9 @@ from statsmodels.stats.proportion import proportion_confint
 
 from backchannel.paradigms.testimony import checkpoint_outcomes, outcome_of
 from backchannel.paradigms.testimony import testimony_metrics as compute_metrics
+from backchannel.paradigms.testimony._metrics import MEASURES, _paired_frames
 from backchannel.paradigms.testimony._stats import (
+    _paired_difference,
     mcnemar_exact,
     paired_difference,
     sign_test,
@@ -308,3 +312,78 @@ def test_paired_difference_says_why_there_is_no_test() -> None:
     zeros = paired_difference([0.5, 0.5], [0.5, 0.5], binary=False)
     assert zeros["skipped"] == "every paired difference is zero"
     assert paired_difference([1, 0], [0, 0])["skipped"] is None
+
+
+def test_paired_difference_of_equal_samples_is_computed_once() -> None:
+    first, second = [1, 1, 0, 1, 0, 1], [0, 1, 0, 0, 0, 1]
+    _paired_difference.cache_clear()
+    result = paired_difference(first, second)
+    assert result["estimate_pp"] == pytest.approx(100 * 2 / 6) and result["n"] == 6
+    result["n"] = -1  # the caller's copy: the remembered result stays as computed
+    again = paired_difference([float(v) for v in first], tuple(second))
+    assert again["n"] == 6 and again == {**result, "n": 6}
+    assert _paired_difference.cache_info().hits == 1
+    # The test is part of what is remembered: the same samples under Wilcoxon are new.
+    assert paired_difference(first, second, test="wilcoxon")["test"] == "wilcoxon_signed_rank"
+    assert _paired_difference.cache_info().misses == 2
+    uncached = _paired_difference.__wrapped__(
+        np.array(first, dtype=float).tobytes(),
+        np.array(second, dtype=float).tobytes(),
+        "mcnemar",
+        0,
+    )
+    assert again == uncached
+
+
+def outcome_row(
+    item: str, condition: str, outcome: str, true: int, decoy: int, voters: int
+) -> dict[str, Any]:
+    return {
+        "model": "m",
+        "intervention": "none",
+        "group": "participants",
+        "checkpoint": "R3",
+        "item_id": item,
+        "deception": "event",
+        "key_message_kind": "private",
+        "source": "hitom",
+        "condition": condition,
+        "outcome": outcome,
+        "true": true,
+        "decoy": decoy,
+        "voters": voters,
+    }
+
+
+def test_paired_frames_drop_a_story_only_for_the_measures_it_lacks() -> None:
+    outcomes = pd.DataFrame(
+        [
+            outcome_row("s1", "C0", "truth", 4, 0, 4),
+            outcome_row("s1", "C1", "decoy", 1, 3, 4),
+            # s2 has no readable vote in C1: no share there, but a no-consensus outcome.
+            outcome_row("s2", "C0", "truth", 3, 1, 4),
+            outcome_row("s2", "C1", "none", 0, 0, 0),
+            # s3 lacks C1 altogether; the R1 row and the observers are never paired here.
+            outcome_row("s3", "C0", "truth", 4, 0, 4),
+            {**outcome_row("s1", "C0", "decoy", 0, 4, 4), "checkpoint": "R1"},
+            {**outcome_row("s1", "C1", "truth", 4, 0, 4), "group": "observers"},
+        ]
+    )
+    frames = _paired_frames(outcomes, "m", "R3", list(MEASURES))
+    pairs = {m: list(zip(f["item_id"], f["C0"], f["C1"], strict=True)) for m, f in frames.items()}
+    assert pairs == {
+        "truth_majority": [("s1", 1.0, 0.0), ("s2", 1.0, 0.0)],
+        "decoy_majority": [("s1", 0.0, 1.0), ("s2", 0.0, 0.0)],
+        "no_consensus": [("s1", 0.0, 0.0), ("s2", 0.0, 1.0)],
+        "true_vote_share": [("s1", 1.0, 0.25)],
+        "decoy_vote_share": [("s1", 0.0, 0.75)],
+    }
+    assert list(frames["true_vote_share"].columns) == [
+        "item_id",
+        "deception",
+        "key_message_kind",
+        "source",
+        "C0",
+        "C1",
+    ]
+    assert _paired_frames(outcomes, "m", "T0", ["truth_majority"])["truth_majority"].empty

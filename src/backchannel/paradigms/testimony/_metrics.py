@@ -114,6 +114,15 @@ def _paired_frame(
     outcomes: pd.DataFrame, model: str, checkpoint: str, measure: str = "truth_majority"
 ) -> pd.DataFrame:
     """One row per story with both C0 and C1 (intervention none): the measure in each."""
+    return _paired_frames(outcomes, model, checkpoint, [measure])[measure]
+
+
+def _paired_frames(
+    outcomes: pd.DataFrame, model: str, checkpoint: str, measures: Sequence[str]
+) -> dict[str, pd.DataFrame]:
+    """`_paired_frame` of each measure from one pivot: a pivot per measure cost a third of the
+    condition gaps at 10,000 conversations. Each measure keeps its own stories, since a story
+    lacking one measure in C0 or C1 (a share over no vote) is dropped for that measure only."""
     rows = outcomes[
         (outcomes["model"] == model)
         & (outcomes["intervention"] == "none")
@@ -121,12 +130,20 @@ def _paired_frame(
         & (outcomes["checkpoint"] == checkpoint)
     ]
     index = ["item_id", *SPLITS]
-    wide = rows.assign(value=story_values(rows, measure)).pivot_table(
-        index=index, columns="condition", values="value", aggfunc="first"
+    values = {measure: story_values(rows, measure) for measure in measures}
+    wide = (
+        rows[[*index, "condition"]]
+        .assign(**values)
+        .pivot_table(index=index, columns="condition", values=list(measures), aggfunc="first")
     )
-    if "C0" not in wide.columns or "C1" not in wide.columns:
-        return pd.DataFrame(columns=[*index, "C0", "C1"])
-    return wide[["C0", "C1"]].dropna().reset_index()
+    result = {}
+    for measure in measures:
+        conditions = wide.columns[wide.columns.get_level_values(0) == measure]
+        if {"C0", "C1"} - set(conditions.get_level_values("condition")):
+            result[measure] = pd.DataFrame(columns=[*index, "C0", "C1"])
+        else:
+            result[measure] = wide[measure][["C0", "C1"]].dropna().reset_index()
+    return result
 
 
 def _difference(first: list[float], second: list[float], measure: str) -> dict[str, Any]:
@@ -140,10 +157,13 @@ def condition_gaps(outcomes: pd.DataFrame, checkpoints: list[str]) -> list[dict[
     environment source (percentage points, bootstrap 95 % CI; exact McNemar for majorities,
     Wilcoxon signed-rank for shares)."""
     result = []
+    base = outcomes[(outcomes["intervention"] == "none") & (outcomes["group"] == "participants")]
     for model in sorted(outcomes["model"].unique()):
+        mine = base[base["model"] == model]
         for checkpoint in checkpoints:
+            frames = _paired_frames(mine, model, checkpoint, list(MEASURES))
             for measure in MEASURES:
-                paired = _paired_frame(outcomes, model, checkpoint, measure)
+                paired = frames[measure]
                 splits: list[tuple[str, str, pd.DataFrame]] = [("all", "all", paired)]
                 for column in SPLITS:
                     for level, rows in paired.groupby(column, sort=True):

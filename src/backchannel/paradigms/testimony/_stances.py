@@ -84,6 +84,8 @@ def _rows(
     cid, meta = record.conversation_id, record.meta
     endpoint, decoy = str(meta["endpoint"]), str(meta["decoy"])
     rows = []
+    # Each agent's start vote and its place, read once per agent rather than per statement.
+    starts: dict[str, tuple[Vote | None, str | None]] = {}
     for s in record.statements:
         probe = probes.get((cid, s.seq)) or votes.get((cid, s.agent, s.number))
         base = {
@@ -94,8 +96,10 @@ def _rows(
             "turn_seq": s.seq,
             "probe_seq": None if probe is None else probe[0],
         }
-        start = votes.get((cid, s.agent, START))
-        start_place = None if start is None else _place(start, endpoint, decoy)
+        if s.agent not in starts:
+            start = votes.get((cid, s.agent, START))
+            starts[s.agent] = (start, None if start is None else _place(start, endpoint, decoy))
+        start, start_place = starts[s.agent]
         if s.extraction is None:
             reason = UNLABELLED if s.status == "not_labelled" else FAILED_EXTRACTION
             rows.append(skipped_row(base, reason))

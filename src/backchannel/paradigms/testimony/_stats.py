@@ -6,6 +6,7 @@ Thin adapters from `backchannel.analysis` to the dictionaries this paradigm repo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -68,6 +69,16 @@ def paired_difference(
     a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     if len(a) != len(b):
         raise ValueError("paired samples must have the same length")
+    chosen = test or ("mcnemar" if binary else "sign")
+    return dict(_paired_difference(a.tobytes(), b.tobytes(), chosen, seed))
+
+
+@lru_cache(maxsize=256)
+def _paired_difference(first: bytes, second: bytes, test: Test, seed: int) -> dict[str, Any]:
+    """`paired_difference` of two float arrays given as bytes, memoised: the bootstrap reseeds
+    every call, so equal samples give equal results, and one run's splits, checkpoints and
+    measures repeat the same samples (at 10,000 conversations 354 calls hold 139 distinct)."""
+    a, b = np.frombuffer(first, dtype=float), np.frombuffer(second, dtype=float)
     if len(a) == 0:
         return {
             "estimate_pp": NAN,
@@ -80,10 +91,9 @@ def paired_difference(
             "skipped": "no paired units",
         }
     interval = paired_bootstrap_diff_ci(a, b, seed=seed)
-    chosen = test or ("mcnemar" if binary else "sign")
-    if chosen == "mcnemar":
+    if test == "mcnemar":
         result, name = mcnemar_test(a, b, exact=True), "mcnemar_exact"
-    elif chosen == "wilcoxon":
+    elif test == "wilcoxon":
         result, name = wilcoxon_signed_rank(a, b), "wilcoxon_signed_rank"
     else:
         result, name = exact_sign_test(a, b), "sign_test_exact"
