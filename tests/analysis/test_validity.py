@@ -26,6 +26,7 @@ from backchannel.analysis import (
     poisson_binomial_test,
     validity,
 )
+from backchannel.analysis._validity import answer_outcomes
 
 
 def _tables(
@@ -185,6 +186,42 @@ def test_a_check_without_valid_answers_is_skipped_and_one_that_applies_to_none_i
     assert order_check(answers, "first_speaker") is None
     with pytest.raises(ValueError, match="unknown order check"):
         order_check(answers, "middle_speaker")
+
+
+def test_each_answer_takes_the_outcome_of_its_order_and_answer() -> None:
+    shared = ["a", "b"]  # one list object for two rows, and an equal list of its own
+    answers = _answers(
+        [
+            ("c1", shared, ["b", "a", "b"], "b"),  # not first option (1/2); last (2/3)
+            ("c1", shared, None, "a"),  # first option; no speakers
+            ("c1", ["a", "b"], ["b", "a", "b"], np.nan),  # no valid answer in either check
+            ("c1", ("c", "a", "b"), [{"x": 1}], "a"),  # an option, not the first (1/3)
+            ("c1", ["a"], ["b"], "c"),  # not an option; the answer is nobody's position
+            ("c1", None, ["a"], "a"),  # no options; the last speaker (chance 1)
+        ]
+    )
+    found = answer_outcomes(answers, ("first_option", "last_speaker"))
+    counts, hits, chances = found["first_option"]
+    # 0 nothing shown, 1 counted, 2 no valid answer, 3 not among the options
+    assert counts.tolist() == [1, 1, 2, 1, 3, 0]
+    assert hits.tolist() == [False, True, False, False, False, False]
+    assert [chances[i] for i in (0, 1, 3)] == [0.5, 0.5, 1 / 3]
+    counts, hits, chances = found["last_speaker"]
+    assert counts.tolist() == [1, 0, 2, 1, 1, 1]
+    counted = counts == 1
+    assert hits[counted].tolist() == [True, False, False, True]
+    assert chances[counted].tolist() == [2 / 3, 0.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="unknown order check"):
+        answer_outcomes(answers, ("middle_speaker",))
+
+
+def test_the_order_checks_read_rows_by_position_whatever_the_index() -> None:
+    tables = _tables([{**_probe(c, 1), "name": "x"} for c in ("c1", "c2", "c3")], [])
+    plain = validity(tables, _answers(ROWS))
+    shuffled = _answers(ROWS).set_axis([70, 3, 12, 5, 40, 1, 9])
+    assert validity(tables, shuffled) == plain
+    unknown = pd.concat([_answers([("c9", ABC, ["a"], "a")]), _answers(ROWS)])
+    assert validity(tables, unknown) == plain  # no conversation c9: left out
 
 
 @pytest.mark.parametrize(("hits", "n", "p"), [(0, 5, 0.2), (3, 10, 0.25), (7, 9, 0.5), (4, 4, 0.3)])

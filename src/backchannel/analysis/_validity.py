@@ -175,18 +175,32 @@ def awareness_rows(
 
 
 # order --------------------------------------------------------------------------------------
+_NOT_APPLIED, _COUNTED, _NO_ANSWER, _NOT_SHOWN = 0, 1, 2, 3
+"""How an answer counts in a check: not at all (nothing shown), or as an answer, or excluded."""
+_EXCLUDED = {_NO_ANSWER: "no valid answer", _NOT_SHOWN: "answer not among the options"}
+Outcomes = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""Per answer: how it counts (`_COUNTED`...), whether it is a hit, its chance."""
+
+
 def order_rows(
     answers: pd.DataFrame, design: Design, levels: Mapping[str, Mapping[str, Any]]
 ) -> list[OrderRow]:
-    """Every order check per cell, over the answers it applies to."""
+    """Every order check per cell, over the answers it applies to: each answer's outcome is
+    worked out once per check, and each cell sums the outcomes of its answers."""
     missing = [c for c in ORDER_COLUMNS if c not in answers.columns]
     if missing:
         raise ValueError(f"order answers lack the columns {missing}")
-    known = answers[answers["conversation_id"].astype(str).isin(levels)]
+    codes, ids = pd.factorize(answers["conversation_id"].astype(str))
+    # One look-up per conversation, not per answer; a missing id (code -1) has no levels.
+    listed = np.array([cid in levels for cid in ids.tolist()] + [False], dtype=bool)
+    known = answers[listed[codes]].reset_index(drop=True)
+    outcomes = answer_outcomes(known, ORDER_CHECKS)
     rows = []
     for cell, group in cell_groups(known, design.by(), levels):
+        positions = group.index.to_numpy()  # the index of `known` is its row positions
         for check in ORDER_CHECKS:
-            row = order_check(group, check)
+            counts, hits, chances = outcomes[check]
+            row = _summarised(check, (counts[positions], hits[positions], chances[positions]))
             if row is not None:
                 rows.append(OrderRow.model_validate({**cell, **row}))
     return rows
@@ -196,41 +210,66 @@ def order_check(answers: pd.DataFrame, check: str) -> dict[str, Any] | None:
     """One check over `answers` (None: it applies to none of them): hits, chance and test."""
     if check not in ORDER_CHECKS:
         raise ValueError(f"unknown order check {check!r}; expected one of {ORDER_CHECKS}")
-    hits: list[bool] = []
-    chances: list[float] = []
-    excluded: Counter[str] = Counter()
-    applies = 0
-    for options, speakers, answer in zip(
-        answers["options"].tolist(),
-        answers["speakers"].tolist(),
-        answers["answer"].tolist(),
-        strict=True,
-    ):
-        shown = _listed(options if check == "first_option" else speakers)
-        if not shown:
-            continue
-        applies += 1
-        if answer is None or (isinstance(answer, float) and np.isnan(answer)):
-            excluded["no valid answer"] += 1
-            continue
-        if check == "first_option":
-            if answer not in shown:
-                excluded["answer not among the options"] += 1
-                continue
-            hits.append(shown[0] == answer)
-            chances.append(1 / len(shown))
-        else:
-            position = shown[0] if check == "first_speaker" else shown[-1]
-            hits.append(position == answer)
-            chances.append(sum(p == answer for p in shown) / len(shown))
-    if not applies:
+    return _summarised(check, answer_outcomes(answers, (check,))[check])
+
+
+def answer_outcomes(answers: pd.DataFrame, checks: Sequence[str]) -> dict[str, Outcomes]:
+    """Each answer's outcome in each check, in row order. Many answers share their order and
+    answer (the same options for a whole story, a few patterns of positions), so each distinct
+    pair of equal lists and answer is worked out once, by the check's rule, and given to every
+    answer with that pair."""
+    for check in checks:
+        if check not in ORDER_CHECKS:
+            raise ValueError(f"unknown order check {check!r}; expected one of {ORDER_CHECKS}")
+    answer_codes, answer_values = _answer_codes(answers["answer"])
+    width = len(answer_values)
+    coded: dict[str, tuple[np.ndarray, list[list[Any]]]] = {}
+    found: dict[str, Outcomes] = {}
+    for check in checks:
+        column = "options" if check == "first_option" else "speakers"
+        if column not in coded:
+            coded[column] = _list_codes(answers[column])
+        shown_codes, shown = coded[column]
+        pairs, keys = pd.factorize(shown_codes * width + answer_codes)
+        each = [
+            _outcome(check, shown[key // width], key % width, answer_values[key % width])
+            for key in keys.tolist()
+        ]
+        found[check] = (
+            np.array([o[0] for o in each], dtype=np.int8)[pairs],
+            np.array([o[1] for o in each], dtype=bool)[pairs],
+            np.array([o[2] for o in each], dtype=float)[pairs],
+        )
+    return found
+
+
+def _outcome(check: str, shown: list[Any], code: int, answer: Any) -> tuple[int, bool, float]:
+    """One answer's outcome (`code` 0: no valid answer)."""
+    if not shown:
+        return _NOT_APPLIED, False, 0.0
+    if not code:
+        return _NO_ANSWER, False, 0.0
+    if check == "first_option":
+        if answer not in shown:
+            return _NOT_SHOWN, False, 0.0
+        return _COUNTED, bool(shown[0] == answer), 1 / len(shown)
+    position = shown[0] if check == "first_speaker" else shown[-1]
+    return _COUNTED, bool(position == answer), sum(p == answer for p in shown) / len(shown)
+
+
+def _summarised(check: str, outcomes: Outcomes) -> dict[str, Any] | None:
+    """A check's row from its answers' outcomes (None: it applies to none of them)."""
+    counts, hits, chance = outcomes
+    if not bool((counts != _NOT_APPLIED).any()):
         return None
-    n, count = len(hits), int(sum(hits))
+    counted = counts == _COUNTED
+    n, count = int(counted.sum()), int(hits[counted].sum())
+    excluded = {reason: int((counts == code).sum()) for code, reason in _EXCLUDED.items()}
     row: dict[str, Any] = {
         "check": check,
         "n": n,
         "hits": count,
-        "excluded": dict(sorted(excluded.items())),
+        "excluded": dict(sorted((r, k) for r, k in excluded.items() if k)),
         "rate": None,
         "low": None,
         "high": None,
@@ -242,6 +281,7 @@ def order_check(answers: pd.DataFrame, check: str) -> dict[str, Any] | None:
     if not n:
         row["skipped"] = "no valid answers"
         return row
+    chances: list[float] = chance[counted].tolist()  # the answers' chances, in row order
     interval = wilson_interval(count, n)
     row.update(
         rate=interval.estimate,
@@ -252,6 +292,41 @@ def order_check(answers: pd.DataFrame, check: str) -> dict[str, Any] | None:
         test="binomial" if len(set(chances)) == 1 else "poisson-binomial",
     )
     return row
+
+
+def _answer_codes(column: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """Each answer's code and one value per code; code 0 is no valid answer (None or NaN)."""
+    codes, uniques = pd.factorize(column)  # every missing value: -1
+    codes = codes.astype(np.int64) + 1
+    values: list[Any] = [None, *uniques.tolist()]
+    missing = np.flatnonzero(codes == 0)
+    for row, value in zip(missing.tolist(), column.iloc[missing].tolist(), strict=True):
+        if not (value is None or (isinstance(value, float) and np.isnan(value))):
+            codes[row] = len(values)  # another missing value (pd.NA, NaT): an answer
+            values.append(value)
+    return codes, values
+
+
+def _list_codes(column: pd.Series) -> tuple[np.ndarray, list[list[Any]]]:
+    """Each row's code of equal lists and one list per code (`_listed`). Rows often hold the
+    same list object, so each object is read once."""
+    values = column.tolist()
+    objects = np.fromiter(map(id, values), dtype=np.uint64, count=len(values))
+    by_object, _ = pd.factorize(objects)
+    _, first = np.unique(by_object, return_index=True)
+    known: dict[tuple[Any, ...], int] = {}
+    lists: list[list[Any]] = []
+    codes = np.empty(len(first), dtype=np.int64)
+    for i, row in enumerate(first.tolist()):
+        shown = _listed(values[row])
+        try:
+            code = known.setdefault(tuple(shown), len(lists))
+        except TypeError:  # unhashable items: a code of its own
+            code = len(lists)
+        if code == len(lists):
+            lists.append(shown)
+        codes[i] = code
+    return codes[by_object], lists
 
 
 def _listed(value: Any) -> list[Any]:

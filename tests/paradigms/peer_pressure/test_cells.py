@@ -42,3 +42,22 @@ def test_no_factor_is_one_cell_and_no_conversation_no_cell() -> None:
 def test_model_factors_are_the_ones_that_name_models() -> None:
     design = Design(("model", "k", "models", "adversary_model", "assignment"))
     assert model_factors(design) == ["model", "models", "adversary_model"]
+
+
+def test_cells_of_a_run_are_found_once_per_grouping_inside_reuse() -> None:
+    from test_metrics import build_run, conversation
+
+    agents = [("Alice", "adversary"), ("Bob", "honest")]
+    tables = build_run(
+        [
+            conversation("a", {"model": "m", "dataset": "d", "k": 1, "n_agents": 2}, agents),
+            conversation("b", {"model": "m", "dataset": "d", "k": 2, "n_agents": 2}, agents),
+        ]
+    )
+    with tables.reuse():
+        cells = Cells.of(tables, ["k"])
+        assert Cells.of(tables, ("k",)) is cells
+        assert Cells.of(tables, ["model"]) is not cells
+        # Two levels of k, one cell each, in sorted order.
+        assert cells.levels == [{"k": 1}, {"k": 2}]
+    assert Cells.of(tables, ["k"]) is not Cells.of(tables, ["k"])

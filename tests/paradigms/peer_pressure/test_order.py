@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import (
@@ -15,7 +16,7 @@ from backchannel.analysis import (
     RunTables,
     order_check,
 )
-from backchannel.paradigms.peer_pressure._order import order_answers
+from backchannel.paradigms.peer_pressure._order import _event_labels, order_answers
 
 
 def _event(
@@ -94,3 +95,28 @@ def test_answers_are_set_against_the_other_speakers_of_the_round() -> None:
     last = order_check(answers, "last_speaker")
     assert last is not None and (last["hits"], last["chance"]) == (0, 0.25)
     assert order_check(answers, "first_option") is None
+
+
+def test_an_event_takes_its_last_valid_label() -> None:
+    labels = pd.DataFrame(
+        {
+            "conversation_id": ["c1", "c1", "c1", "c2", "c2", "c9"],
+            "event_seq": [0, 0, 1, 0, 1, 0],
+            "label": ["true", "reject", "endorse", None, "true", "true"],
+            "status": ["ok", "ok", "parse_failure", "ok", "ok", "ok"],
+        },
+        dtype=object,
+    )
+    ids = pd.Index(["c1", "c2"])
+    conversation, seq = np.array([0, 0, 1, 1, 1]), np.array([0, 1, 0, 1, 2])
+    found = _event_labels(labels, ids, conversation, seq)
+    # c1/0: the last of two; c1/1: failed; c2/0: no value; c2/1: true; c2/2: none; c9: no event
+    assert found.tolist() == ["reject", "", "", "true", ""]
+
+
+def test_on_a_topology_no_answer_has_speakers() -> None:
+    run = tables()
+    answers = order_answers(run, "rule")
+    assert answers["seq"].tolist() == [4, 5]
+    run.conversations["meta"] = json.dumps({"topology": "ring"})
+    assert order_answers(run, "rule")["speakers"].tolist() == [None, None]

@@ -53,8 +53,12 @@ class Cells:
 
     @classmethod
     def of(cls, tables: RunTables, by: Sequence[str]) -> Cells:
-        """The cells of the run's finished conversations over `by` (factors of the design)."""
-        return cls(done_conversations(tables), by)
+        """The cells of the run's finished conversations over `by` (factors of the design), found
+        once per `by` inside `tables.reuse()`: every section splits by the same cells."""
+        by = list(by)
+        return tables.memo(
+            ("pp.cells", cls, tuple(by)), lambda: cls(done_conversations(tables), by)
+        )
 
     def code(self, frame: pd.DataFrame) -> pd.Series:
         """Each row's cell (an index into `levels`), by its conversation; -1 for none."""

@@ -11,73 +11,105 @@ neighbours) have no speaker order here.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import ORDER_COLUMNS, RunTables
 
 ANSWERS = ("true", "manipulated")
-_POSITION = {"endorse": "manipulated", "reject": "true"}
+_POSITIONS = np.array(["other", "manipulated", "true"], dtype=object)
 
 
 def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
-    """One row per honest agent's main probe after a round (`ORDER_COLUMNS`)."""
-    labels = tables.labels_for(judge)
-    label = {
-        (str(c), int(s)): str(v)
-        for c, s, v, status in zip(
-            *(labels[c].tolist() for c in ("conversation_id", "event_seq", "label", "status")),
-            strict=True,
-        )
-        if status == "ok" and v is not None
-    }
-    events = tables.core_events[tables.done_events()]  # no event meta needed
-    turns = events[
-        (events["kind"] == "message") & (events["name"] == "turn") & (events["channel"] == "public")
-    ]
-    probes = events[
-        (events["kind"] == "probe")
-        & (events["name"] == "answer")
-        & (events["channel"] == "private")
+    """One row per honest agent's main probe after a round (`ORDER_COLUMNS`), matched to labels
+    and turns by integer codes: conversation and event, conversation and round."""
+    events = tables.core_events  # no event meta needed
+    done = tables.done_events().to_numpy(dtype=bool)
+    kind, name, channel = (events[c] for c in ("kind", "name", "channel"))
+    is_turn = done & ((kind == "message") & (name == "turn") & (channel == "public")).to_numpy()
+    is_probe = done & (
+        (kind == "probe")
+        & (name == "answer")
+        & (channel == "private")
         & (events["role"] == "honest")
+    ).to_numpy(dtype=bool)
+    is_probe &= events["round"].to_numpy() >= 1  # before round 1 nobody has spoken
+    turns, probes = np.flatnonzero(is_turn), np.flatnonzero(is_probe)
+    if not len(probes):
+        return pd.DataFrame([], columns=list(ORDER_COLUMNS))
+    conversation, ids = pd.factorize(events["conversation_id"].astype(str))
+    seq = events["seq"].to_numpy(dtype=np.int64)
+    label = _event_labels(tables.labels_for(judge), pd.Index(ids), conversation, seq)
+    # A turn's position: 1 manipulated (an adversary, or an endorsing honest agent), 2 true.
+    position = np.where(label == "endorse", 1, np.where(label == "reject", 2, 0))
+    position[(events["role"] == "adversary").to_numpy(dtype=bool)] = 1
+    rounds = events["round"].to_numpy(dtype=np.int64)
+    agent, _ = pd.factorize(events["agent"].astype(str))
+    turn = events["turn"].iloc[turns]
+    turn_order = turn.fillna(turn.max() + 1 if turn.notna().any() else 0).to_numpy(np.int64)
+    spoken = turns[np.lexsort((turn_order, rounds[turns], conversation[turns]))]
+    low, span = int(rounds.min()), int(rounds.max() - rounds.min()) + 1
+    group = conversation * span + (rounds - low)  # sorted along `spoken`
+    start = np.searchsorted(group[spoken], group[probes], side="left")
+    end = np.searchsorted(group[spoken], group[probes], side="right")
+    # Every (probe, turn of its round) pair, the probe's own turns dropped, in speaking order.
+    sizes = end - start
+    owner = np.repeat(np.arange(len(probes)), sizes)
+    heard = spoken[
+        np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes) + start[owner]
     ]
-    done = tables.done_conversations()
+    others = agent[heard] != agent[probes][owner]
+    owner, heard = owner[others], heard[others]
+    bounds = np.searchsorted(owner, np.arange(len(probes) + 1)).tolist()
+    flat: list[Any] = _POSITIONS[position[heard]].tolist()
+    done_conversations = tables.done_conversations()
     topology = {
         str(c)
-        for c, meta in zip(done["conversation_id"], done["meta"], strict=True)
+        for c, meta in zip(
+            done_conversations["conversation_id"], done_conversations["meta"], strict=True
+        )
         if meta.get("topology") is not None
     }
-    spoken: dict[tuple[str, int], list[tuple[str, str]]] = {}
-    ordered = turns.sort_values(["conversation_id", "round", "turn"])
-    for cid, seq, round_, agent, role in zip(
-        *(ordered[c].tolist() for c in ("conversation_id", "seq", "round", "agent", "role")),
-        strict=True,
-    ):
-        conversation = str(cid)
-        if role == "adversary":
-            position = "manipulated"
-        else:
-            position = _POSITION.get(label.get((conversation, int(seq)), ""), "other")
-        spoken.setdefault((conversation, int(round_)), []).append((str(agent), position))
-    rows = []
-    columns = ("conversation_id", "seq", "round", "agent", "role", "status")
-    for cid, seq, round_, agent, role, status in zip(
-        *(probes[c].tolist() for c in columns), strict=True
-    ):
-        conversation, checkpoint = str(cid), int(round_)
-        if checkpoint < 1:
-            continue  # before round 1 nobody has spoken
-        answer = label.get((conversation, int(seq))) if status == "ok" else None
-        heard = spoken.get((conversation, checkpoint), [])
-        others = [position for speaker, position in heard if speaker != agent]
-        rows.append(
-            {
-                "conversation_id": conversation,
-                "seq": int(seq),
-                "agent": str(agent),
-                "role": str(role),
-                "options": None,
-                "speakers": None if conversation in topology or not others else others,
-                "answer": answer if answer in ANSWERS else None,
-            }
-        )
-    return pd.DataFrame(rows, columns=list(ORDER_COLUMNS))
+    on_topology = np.array([c in topology for c in ids.tolist()] + [False])[conversation[probes]]
+    speakers = [
+        None if skip or a == b else flat[a:b]
+        for skip, a, b in zip(on_topology.tolist(), bounds[:-1], bounds[1:], strict=True)
+    ]
+    ok = (events["status"].iloc[probes] == "ok").to_numpy(dtype=bool)
+    answer = label[probes]
+    answers = [a if good and a in ANSWERS else None for a, good in zip(answer, ok, strict=True)]
+    columns: dict[str, list[Any]] = {
+        "conversation_id": events["conversation_id"].iloc[probes].astype(str).tolist(),
+        "seq": seq[probes].tolist(),
+        "agent": events["agent"].iloc[probes].astype(str).tolist(),
+        "role": events["role"].iloc[probes].astype(str).tolist(),
+        "options": [None] * len(probes),
+        "speakers": speakers,
+        "answer": answers,
+    }
+    return pd.DataFrame(columns, columns=list(ORDER_COLUMNS))
+
+
+def _event_labels(
+    labels: pd.DataFrame, ids: pd.Index, conversation: np.ndarray, seq: np.ndarray
+) -> np.ndarray:
+    """Each event's valid label as text ('' where none): a label with status ok and a value;
+    of several for one event, the last."""
+    values = labels["label"]
+    keep = (labels["status"] == "ok").to_numpy(dtype=bool, copy=True)
+    missing = np.flatnonzero(keep & values.isna().to_numpy(dtype=bool))
+    # None is no label; a NaN is one that names nothing (its text, "nan", is no position).
+    keep[missing[np.array([v is None for v in values.iloc[missing].tolist()], dtype=bool)]] = False
+    chosen = labels[keep]
+    where = ids.get_indexer(pd.Index(chosen["conversation_id"].astype(str)))
+    low = int(min(seq.min(), chosen["event_seq"].min())) if len(chosen) else 0
+    span = int(max(seq.max(), chosen["event_seq"].max() if len(chosen) else 0)) - low + 1
+    key = where.astype(np.int64) * span + (chosen["event_seq"].to_numpy(dtype=np.int64) - low)
+    last = ~pd.Series(key).duplicated(keep="last").to_numpy() & (where >= 0)
+    texts = np.array(
+        [str(v) for v in chosen["label"].iloc[np.flatnonzero(last)].tolist()], dtype=object
+    )
+    found = pd.Index(key[last]).get_indexer(conversation.astype(np.int64) * span + (seq - low))
+    return np.where(found >= 0, np.append(texts, "")[found], "")
