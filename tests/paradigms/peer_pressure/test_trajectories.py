@@ -227,3 +227,194 @@ def test_the_fit_recovers_the_planted_susceptibility(tmp_path: Path) -> None:
         assert row.error_reduction.estimate > 0
     html = run.report(tmp_path / "report").read_text(encoding="utf-8")
     assert "Influence (Friedkin-Johnsen)" in html
+
+
+def _run(build: list[tuple[Any, ...]]) -> tuple[RunTables, list[dict[str, Any]]]:
+    """Tables of hand-built conversations: (cid, rounds, probes[, edges]) each."""
+    events: list[dict[str, Any]] = []
+    labels: list[dict[str, Any]] = []
+    conversations = [
+        _conversation(cid, rounds, probes, events, labels, *rest)
+        for cid, rounds, probes, *rest in build
+    ]
+    tables = RunTables(
+        pd.DataFrame(events, columns=EVENT_COLUMNS),
+        pd.DataFrame(labels, columns=LABEL_COLUMNS),
+        pd.DataFrame(conversations),
+        {"factors": ["k"]},
+    )
+    return tables, events
+
+
+def _values(frame: pd.DataFrame) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    return {
+        (r.conversation_id, r.agent, r.round): (
+            r.private,
+            r.public,
+            r.neighbours_private,
+            r.neighbours_public,
+        )
+        for r in frame.itertuples()
+    }
+
+
+def _trajectories(tables: RunTables) -> pd.DataFrame:
+    return PeerPressure().opinion_trajectories(tables, AnalysisOptions())
+
+
+def _assert_values(frame: pd.DataFrame, expected: dict[Any, tuple[float, ...]]) -> None:
+    got = _values(frame)
+    assert set(got) == set(expected)
+    for key, values in expected.items():
+        # Means are one division of whole counts: exactly k / n, not merely close.
+        assert [(math.isnan(v), v if not math.isnan(v) else 0) for v in got[key]] == [
+            (math.isnan(v), v if not math.isnan(v) else 0) for v in values
+        ], key
+
+
+ALL_TRUE = {"Bob": "true", "Cara": "true", "Dan": "true"}
+COMPLETE_EDGES = [
+    ["Alice", "Bob"],
+    ["Alice", "Cara"],
+    ["Alice", "Dan"],
+    ["Bob", "Cara"],
+    ["Bob", "Dan"],
+    ["Cara", "Dan"],
+]
+
+
+def test_a_complete_room_reads_the_latest_seen_turn_of_each_agent() -> None:
+    # Round 1: Bob speaks twice (his last turn is his public opinion), Cara's turn fails
+    # (nobody sees it), Dan's is unread (seen, out of the mean). Round 2: Bob's unread turn
+    # replaces his earlier reading. Round 3 comes after the last probe: left out.
+    tables, _ = _run(
+        [
+            (
+                "C",
+                [
+                    [("Bob", "endorse"), ("Cara", FAILED), ("Bob", "reject"), ("Dan", UNLABELLED)],
+                    [("Cara", "endorse"), ("Dan", "reject"), ("Alice", None), ("Bob", UNLABELLED)],
+                    [("Bob", "endorse")],
+                ],
+                {
+                    0: ALL_TRUE,
+                    1: {"Bob": "manipulated", "Cara": "true", "Dan": "true"},
+                    2: {"Bob": "true", "Cara": "manipulated", "Dan": FAILED},
+                    3: {},
+                },
+            )
+        ]
+    )
+    frame = _trajectories(tables)
+    _assert_values(
+        frame,
+        {
+            ("C", "Bob", 0): (0, 0, NAN, NAN),
+            ("C", "Bob", 1): (1, 0, NAN, NAN),  # before his last turn nobody else was seen
+            ("C", "Bob", 2): (0, NAN, 2 / 3, 2 / 3),  # Cara 1, Dan 0, Alice 1
+            ("C", "Cara", 0): (0, 0, NAN, NAN),
+            ("C", "Cara", 1): (0, NAN, 0.0, 1.0),  # before: Bob's endorse; by the end: reject
+            ("C", "Cara", 2): (1, 1, 0.5, 0.0),  # end: Dan 0, Alice 1 (Bob unread)
+            ("C", "Dan", 0): (0, 0, NAN, NAN),
+            ("C", "Dan", 1): (0, NAN, 0.0, 0.0),
+            ("C", "Dan", 2): (NAN, 0, 1.0, 0.5),  # before: Bob 0, Cara 1; end: Cara, Alice
+        },
+    )
+    assert list(frame["round"]) == [0, 1, 2] * 3
+    assert list(frame["agent"]) == ["Bob"] * 3 + ["Cara"] * 3 + ["Dan"] * 3
+
+
+def test_a_topology_where_everyone_hears_everyone_is_a_complete_room() -> None:
+    tables, _ = _run(
+        [
+            (
+                "D",
+                [[("Alice", None), ("Bob", "endorse"), ("Cara", "reject"), ("Dan", "hedge")]],
+                {0: ALL_TRUE, 1: ALL_TRUE},
+                COMPLETE_EDGES,
+            )
+        ]
+    )
+    _assert_values(
+        _trajectories(tables),
+        {
+            ("D", "Bob", 0): (0, 0, NAN, NAN),
+            ("D", "Bob", 1): (0, 1, 1 / 3, 1.0),
+            ("D", "Cara", 0): (0, 0, NAN, NAN),
+            ("D", "Cara", 1): (0, 0, 2 / 3, 1.0),
+            ("D", "Dan", 0): (0, 0, NAN, NAN),
+            ("D", "Dan", 1): (0, 0, 2 / 3, 2 / 3),
+        },
+    )
+
+
+def test_rooms_on_a_topology_and_complete_rooms_keep_their_stored_order() -> None:
+    # The topology room (partly heard) sits between two complete rooms: its rows stay there.
+    one_round = [[("Alice", None), ("Bob", "endorse"), ("Cara", "reject"), ("Dan", "hedge")]]
+    path = [["Alice", "Bob"], ["Bob", "Cara"], ["Cara", "Dan"]]
+    tables, _ = _run(
+        [
+            ("Z", one_round, {0: ALL_TRUE, 1: ALL_TRUE}),
+            ("M", one_round, {0: ALL_TRUE, 1: ALL_TRUE}, path),
+            ("A", one_round, {0: ALL_TRUE, 1: ALL_TRUE}),
+        ]
+    )
+    frame = _trajectories(tables)
+    assert list(dict.fromkeys(frame["conversation_id"])) == ["Z", "M", "A"]
+    got = _values(frame)
+    # Cara hears Bob (1) and Dan (0, after her); Dan hears Cara (0) only.
+    assert got[("M", "Cara", 1)] == pytest.approx((0, 0, 0.5, 1.0), nan_ok=True)
+    assert got[("M", "Dan", 1)] == pytest.approx((0, 0, 0.0, 0.0), nan_ok=True)
+    assert got[("Z", "Dan", 1)] == got[("A", "Dan", 1)] == pytest.approx((0, 0, 2 / 3, 2 / 3))
+
+
+def test_silent_agents_and_models_of_probes_before_turns() -> None:
+    # Bob never speaks; Cara speaks but takes no probe; Dan's probes and turn name two models.
+    tables, events = _run(
+        [
+            (
+                "E",
+                [[("Alice", None), ("Cara", "reject"), ("Dan", "endorse")]],
+                {r: {"Bob": "true", "Dan": "manipulated"} for r in (0, 1)},
+            )
+        ]
+    )
+    for event in events:
+        if event["agent"] in ("Cara", "Dan"):
+            event["model"] = "sim/probe" if event["kind"] == "probe" else "sim/turn"
+    tables.events = pd.DataFrame(events, columns=EVENT_COLUMNS)
+    frame = _trajectories(tables)
+    _assert_values(
+        frame,
+        {
+            ("E", "Bob", 0): (0, 0, NAN, NAN),
+            ("E", "Bob", 1): (0, NAN, 2 / 3, NAN),  # hears Alice 1, Cara 0, Dan 1
+            ("E", "Cara", 0): (NAN, NAN, NAN, NAN),
+            ("E", "Cara", 1): (NAN, 0, 1.0, 1.0),
+            ("E", "Dan", 0): (1, 1, NAN, NAN),
+            ("E", "Dan", 1): (1, 1, 0.5, 0.5),
+        },
+    )
+    models = dict(zip(frame["agent"], frame["model"], strict=True))
+    assert models == {"Bob": "sim/x", "Cara": "sim/turn", "Dan": "sim/probe"}
+
+
+def test_an_agent_whose_probes_name_several_models_gets_one_of_them() -> None:
+    tables, events = _run([("F", [[("Bob", "endorse")]], {0: ALL_TRUE, 1: ALL_TRUE})])
+    for event in events:
+        if event["agent"] == "Bob" and event["kind"] == "probe":
+            event["model"] = f"sim/round{event['round']}"
+    tables.events = pd.DataFrame(events, columns=EVENT_COLUMNS)
+    frame = _trajectories(tables)
+    models = dict(zip(frame["agent"], frame["model"], strict=True))
+    assert models["Bob"] in {"sim/round0", "sim/round1"}
+    assert models["Cara"] == models["Dan"] == "sim/x"
+
+
+def test_a_run_without_honest_agents_has_no_trajectories() -> None:
+    tables, _ = _run([("G", [[("Bob", "endorse")]], {0: ALL_TRUE, 1: ALL_TRUE})])
+    meta = json.dumps({"agents": [{"name": n, "role": "adversary"} for n, _ in ROSTER]})
+    tables.conversations = tables.conversations.assign(meta=meta)
+    frame = _trajectories(tables)
+    assert frame.empty
+    assert list(frame.columns) == list(OPINION_COLUMNS)
