@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
@@ -13,16 +14,22 @@ from statsmodels.stats.proportion import proportion_confint
 from backchannel.analysis import RunTables
 from backchannel.paradigms.testimony._agreement import citation_agreement
 from backchannel.paradigms.testimony._citations import Claim, Extraction
-from backchannel.paradigms.testimony._graph import citation_table
+from backchannel.paradigms.testimony._graph import citation_table, records
 from backchannel.paradigms.testimony._lineage import (
+    MEMBER_COLUMNS,
+    STATEMENT_COLUMNS,
+    _frames,
     frame_transitions,
     lineage_metrics,
+    member_rows,
+    statement_rows,
     tally_claims,
 )
 from backchannel.paradigms.testimony._lineage_report import pooled_rates
 from backchannel.paradigms.testimony._propagation import (
     adopting,
     direct,
+    slot_orders,
     statement_orders,
     through_carrier,
 )
@@ -378,3 +385,65 @@ def test_active_observers_carry_testimony_between_rounds() -> None:
     single = {(r["root"], r["phase"]): r["mean_order"] for r in found["single_root_order"]}
     # R1: A at 1; R2 and R3 (holding lasts): A still at 1, B at 3
     assert single == {("false", "R1"): 1.0, ("false", "R2"): 2.0, ("false", "R3"): 2.0}
+
+
+def test_slot_orders_propagate_a_round_at_a_time_and_keep_a_slots_last_statement() -> None:
+    # Statements 0..3: A@R1 cites K; B@R2 cites slot 0 (A@R1); a second A@R1 (slot 0 again)
+    # cites nothing; an R3 statement cites K and slot 1 (B@R2). Slot 0 keeps the later A@R1's
+    # nothing, as `statement_orders` keeps a key's last statement, so B carries nothing: R3 at 1.
+    numbers = np.array([2, 4, 2, 6])
+    slots = np.array([0, 1, 0, 2])
+    claim_statement = np.array([0, 1, 3, 3])
+    direct = np.array([True, False, False, True])
+    cited = np.array([-1, 0, 1, -1])
+    assert slot_orders(numbers, slots, claim_statement, direct, cited, 3).tolist() == [0, 0, 1]
+    # Without the second A@R1: A 1, B 2, the R3 statement max(B's 2 + 1, direct 1) = 3.
+    assert slot_orders(
+        numbers[[0, 1, 3]], slots[[0, 1, 3]], np.array([0, 1, 2, 2]), direct, cited, 3
+    ).tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("name", ["c1", "c0_failed", "observers", "same_round"])
+def test_frames_are_the_rows_of_each_record(name: str) -> None:
+    specs = {
+        "c1": [c1()],
+        "c0_failed": [
+            c1(),
+            conversation(
+                "s3",
+                "C0",
+                {("A", "R1"): "red_box [T:S]", ("B", "R1"): "red_box [T:K]", ("C", "R1"): "?"},
+                {("A", "R1"): "t", ("C", "R1"): "x"},
+                failed={("C", "R1")},
+            ),
+        ],
+        "observers": [
+            conversation(
+                "s4",
+                "C1",
+                {
+                    ("A", "R1"): "blue_box [T:K]",
+                    ("P", "O1"): "A says blue_box [S:A@R1]",
+                    ("B", "R2"): "Per P, the blue_box [S:P@O1]",
+                    ("A", "R3"): "red_box [T:S] and [S:B@R2]",
+                },
+                intervention="active_observers",
+            )
+        ],
+        "same_round": [
+            conversation("s2", "C1", {("A", "R2"): "[S:B@R2]", ("B", "R2"): "[S:A@R2]"})
+        ],
+    }
+    found = records(tables(*specs[name]), "citations")
+    statements, members = _frames(found)
+    expected_s = [row for r in found for row in statement_rows(r)]
+    expected_m = [row for r in found for row in member_rows(r)]
+    by_row = pd.DataFrame.from_records(expected_s, columns=list(STATEMENT_COLUMNS))
+    by_member = pd.DataFrame.from_records(expected_m, columns=list(MEMBER_COLUMNS))
+    # A column of no orders at all is None as rows and NaN as columns: read as floats alike.
+    by_row["order"] = by_row["order"].astype(float)
+    by_member[["order_true", "order_false"]] = by_member[["order_true", "order_false"]].astype(
+        float
+    )
+    pd.testing.assert_frame_equal(statements, by_row, check_dtype=False)
+    pd.testing.assert_frame_equal(members, by_member, check_dtype=False)

@@ -20,9 +20,7 @@ from backchannel.paradigms.testimony._cells import Cells, with_cell
 from backchannel.paradigms.testimony._citations import Claim
 from backchannel.paradigms.testimony._graph import Record, citation_judges, records
 from backchannel.paradigms.testimony._phases import round_of
-from backchannel.paradigms.testimony._propagation import (
-    statement_orders,
-)
+from backchannel.paradigms.testimony._propagation import slot_orders, statement_orders
 from backchannel.paradigms.testimony._roots import STATES, holdings
 from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
 
@@ -237,21 +235,273 @@ def member_rows(
 
 
 def _frames(found: list[Record]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The statement rows and member rows of every record (each record's propagation orders
-    worked out once for both); a frame with no rows has no columns."""
-    statements: list[tuple[Any, ...]] = []
-    members: list[tuple[Any, ...]] = []
-    for record in found:
-        carried = _carried(record)
-        statements += statement_rows(record, carried)
-        members += member_rows(record, carried)
-    return _frame(statements, STATEMENT_COLUMNS), _frame(members, MEMBER_COLUMNS)
+    """The rows of `statement_rows` and `member_rows` of every record, worked out a column at
+    a time: the propagation orders a round at a time over all records at once; a frame with
+    no rows has no columns."""
+    table = _Table(found)
+    return (
+        _frame(table.statement_columns(), STATEMENT_COLUMNS),
+        _frame(table.member_columns(), MEMBER_COLUMNS),
+    )
 
 
-def _frame(rows: list[tuple[Any, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
-    if not rows:
+def _frame(columns: dict[str, Any], names: tuple[str, ...]) -> pd.DataFrame:
+    if not len(columns["conversation_id"]):
         return pd.DataFrame([])
-    return pd.DataFrame.from_records(rows, columns=list(columns))
+    return pd.DataFrame({name: columns[name] for name in names})
+
+
+def _objects(values: Sequence[Any]) -> np.ndarray:
+    """`values` (texts, None) as an object array, each kept as it is."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+def _factorize(*parts: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each part's values as codes into one codebook of them all (None: -1), and the codebook."""
+    codes, uniques = pd.factorize(np.concatenate([_objects(p) for p in parts]))
+    bounds = np.cumsum([len(p) for p in parts])[:-1]
+    return [c.astype(np.int64) for c in np.split(codes, bounds)], _objects(list(uniques))
+
+
+def _texts(uniques: np.ndarray, codes: np.ndarray) -> Any:
+    """A text column of codes into `uniques` (each distinct text converted once)."""
+    return pd.array(list(uniques), dtype="str").take(codes)
+
+
+def _number(label: str) -> int:
+    """`round_of`, -1 for a label that is no round (it is never compared)."""
+    try:
+        return round_of(label)
+    except (ValueError, IndexError):
+        return -1
+
+
+class _Table:
+    """Every record's statements and claims as columns, and the order at which each slot
+    (conversation, agent, round label) carries each testimony."""
+
+    def __init__(self, found: list[Record]) -> None:
+        self.found = found
+        # Per record, typed as rows of them would be.
+        self.arm = pd.DataFrame.from_records(
+            [tuple(_arm(r.meta).values()) for r in found], columns=ARM
+        )
+        self.cid = pd.array([r.conversation_id for r in found], dtype="str")
+        by_environment: dict[int, dict[str, str | None]] = {}  # shared by equal meta
+        for r in found:
+            if id(r.meta.get("environment")) not in by_environment:
+                by_environment[id(r.meta.get("environment"))] = _supports(r.meta)
+        sender = {t: [r.meta[t] for r in found] for t in TESTIMONIES}
+        endpoint = {
+            t: [
+                by_environment[id(r.meta.get("environment"))].get(s)
+                for r, s in zip(found, sender[t], strict=True)
+            ]
+            for t in TESTIMONIES
+        }
+        statements = [s for r in found for s in r.statements]
+        lengths = np.array([len(r.statements) for r in found], dtype=np.int64)
+        self.rec = np.repeat(np.arange(len(found), dtype=np.int64), lengths)
+        self.role = [s.role for s in statements]
+        self.status = [s.status for s in statements]
+        # Each distinct extraction (shared objects for equal labels) has its claims read once.
+        extractions = [s.extraction for s in statements]
+        index: dict[int, int] = {}
+        which = np.array([index.setdefault(id(e), len(index)) for e in extractions], dtype=np.int64)
+        distinct = list({id(e): e for e in extractions}.values())
+        self.extracted = which != index.get(id(None), -1)
+        claims = [c for e in distinct if e is not None for c in e.claims]
+        sizes = np.array([len(e.claims) if e else 0 for e in distinct], dtype=np.int64)
+        n = sizes[which]
+        self.claim_statement = np.repeat(np.arange(len(statements), dtype=np.int64), n)
+        row = np.repeat((np.cumsum(sizes) - sizes)[which] - (np.cumsum(n) - n), n)
+        row += np.arange(len(row), dtype=np.int64)
+        self.testimony = np.array([c.kind == "testimony" for c in claims], dtype=bool)[row]
+        self.rounds = [int(r.meta["rounds"]) for r in found]
+        members = [[a["name"] for a in r.meta["agents"] if a["role"] == "member"] for r in found]
+        self.members = members
+        member_names = [m for ms in members for m in ms]
+        most = max(self.rounds, default=0)
+        (agent, source, key, second, member), self.names = _factorize(
+            [s.agent for s in statements],
+            [c.source for c in claims],
+            sender["key"],
+            sender["second_key"],
+            member_names,
+        )
+        self.agent = agent
+        self.member_agent = member
+        self.sender = {"key": key, "second_key": second}
+        self.source = source[row]
+        (phase, cited_round, member_phase), self.labels = _factorize(
+            [s.phase for s in statements],
+            [c.round or "" for c in claims],
+            [f"R{k}" for k in range(1, most + 1)],
+        )
+        self.phase = phase
+        self.member_phase = member_phase
+        (supports, key_end, second_end), _ = _factorize(
+            [c.supports for c in claims], endpoint["key"], endpoint["second_key"]
+        )
+        self.supports = supports[row]
+        self.endpoint = {"key": key_end, "second_key": second_end}
+        numbers = np.array([_number(label) for label in self.labels], dtype=np.int64)
+        self.number = numbers[phase]
+        self.claim_rec = self.rec[self.claim_statement]
+        cited_label = cited_round[row]
+        late = ~self.testimony & (numbers[cited_label] >= self.number[self.claim_statement])
+        late |= ~self.testimony & (numbers[cited_label] < 0)
+        if late.any():  # as `statement_orders` refuses them
+            first = int(np.flatnonzero(late)[0])
+            at, bad = int(self.claim_statement[first]), claims[int(row[first])]
+            round_of(bad.round or "")  # a label that is no round raises as it did there
+            raise ValueError(
+                f"{statements[at].agent}@{statements[at].phase} cites "
+                f"{bad.source}@{bad.round}, not earlier"
+            )
+        # Slots: one per distinct (record, agent, round label) of the statements.
+        self.width = (len(self.names) + 1, len(self.labels) + 1)
+        self.slots, self.slot = np.unique(self._key(self.rec, agent, phase), return_inverse=True)
+        self.cited = np.where(
+            self.testimony, -1, self.lookup(self.claim_rec, self.source, cited_label)
+        )
+        holders = np.flatnonzero(self.extracted)
+        self.carried = {}
+        for t in TESTIMONIES:
+            direct = self.testimony & (self.source == self.sender[t][self.claim_rec])
+            orders = slot_orders(
+                self.number[holders],
+                self.slot[holders],
+                np.searchsorted(holders, self.claim_statement),
+                direct,
+                self.cited,
+                len(self.slots),
+            )
+            self.carried[t] = np.append(orders, 0)  # the last one: no slot (-1)
+
+    def _key(self, rec: np.ndarray, agent: np.ndarray, label: np.ndarray) -> np.ndarray:
+        names, labels = self.width
+        return (rec * names + agent + 1) * labels + label + 1
+
+    def lookup(self, rec: np.ndarray, agent: np.ndarray, label: np.ndarray) -> np.ndarray:
+        """The slots of (record, agent, round label) codes; -1 where no statement has one."""
+        keys = self._key(rec, agent, label)
+        if not len(self.slots):
+            return np.full(len(keys), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.slots, keys), len(self.slots) - 1)
+        return np.where(self.slots[at] == keys, at, -1)
+
+    def _arm_columns(self, rec: np.ndarray) -> dict[str, Any]:
+        return {name: self.arm[name].array.take(rec) for name in ARM}
+
+    def statement_columns(self) -> dict[str, Any]:
+        """`STATEMENT_COLUMNS` of the analysed and observer statements, two rows (key,
+        second_key) per statement."""
+        n = len(self.rec)
+        role_code, roles = pd.factorize(_objects(self.role))
+        group = _objects([GROUPS.get(r) for r in roles])
+        spoken = np.array([str(p).startswith("R") for p in self.labels], dtype=bool)
+        in_group = np.array([g is not None for g in group], dtype=bool)
+        members = group == "members"
+        kept = np.flatnonzero(in_group[role_code] & (members[role_code] == spoken[self.phase]))
+        twice = np.repeat(kept, 2)
+        rec = self.rec[twice]
+        status_code, statuses = pd.factorize(_objects(self.status))
+        columns = self._arm_columns(rec)
+        columns["conversation_id"] = self.cid.take(rec)
+        columns["group"] = _texts(group, role_code[twice])
+        columns["agent"] = _texts(self.names, self.agent[twice])
+        columns["phase"] = _texts(self.labels, self.phase[twice])
+        columns["testimony"] = _texts(_objects(TESTIMONIES), np.tile([0, 1], len(kept)))
+        columns["extracted"] = self.extracted[twice]
+        columns["status"] = _texts(_objects(list(statuses)), status_code[twice])
+        at = self.claim_statement
+        per: dict[str, list[np.ndarray]] = {}
+        for t in TESTIMONIES:
+            carried = self.carried[t]
+            direct = self.testimony & (self.source == self.sender[t][self.claim_rec])
+            through = ~self.testimony & (carried[self.cited] > 0)
+            endpoint = self.endpoint[t][self.claim_rec]
+            backs = (endpoint >= 0) & (self.supports == endpoint)
+            mine = carried[self.slot][kept]
+
+            def count(mask: np.ndarray) -> np.ndarray:
+                return np.bincount(at[mask], minlength=n)[kept].astype(np.int64)
+
+            found = {
+                "claims_direct": count(direct),
+                "claims_carrier": count(through),
+                "claims_adopting": count((direct | through) & backs),
+                "supports_endpoint": count(backs) > 0,
+                "cites": mine > 0,
+                "order": np.where(mine > 0, mine, np.nan),
+            }
+            for name, values in found.items():
+                per.setdefault(name, []).append(values)
+        for name, (key, second) in per.items():
+            columns[name] = np.stack([key, second], axis=1).ravel()
+        columns["direct"] = columns["claims_direct"] > 0
+        columns["carrier"] = columns["claims_carrier"] > 0
+        columns["adopts"] = columns["claims_adopting"] > 0
+        return columns
+
+    def member_columns(self) -> dict[str, Any]:
+        """`MEMBER_COLUMNS`: per member and round, its root state (what its statements up to
+        the round carry, each root at the order of the latest one carrying it) and its vote."""
+        numbers = [round_of(f"R{k}") for k in range(1, max(self.rounds, default=0) + 1)]
+        rows = [
+            (i, m, k)
+            for i, ms in enumerate(self.members)
+            for m in range(len(ms))
+            for k in range(self.rounds[i])
+        ]
+        rec = np.array([i for i, _, _ in rows], dtype=np.int64)
+        step = np.array([k for _, _, k in rows], dtype=np.int64)
+        starts = np.cumsum([len(ms) for ms in self.members]) - [len(ms) for ms in self.members]
+        agent = self.member_agent[starts[rec] + np.array([m for _, m, _ in rows], np.int64)]
+        votes = _objects(
+            [self.found[i].votes.get((self.members[i][m], numbers[k])) for i, m, k in rows]
+        )
+        slots = self.lookup(rec, agent, self.member_phase[step])
+        condition = np.array([r.meta["condition"] == "C1" for r in self.found], dtype=bool)
+        held = []
+        for t, only in (("second_key", None), ("key", condition)):
+            order = self.carried[t][slots]
+            if only is not None:
+                order = np.where(only[rec], order, 0)
+            # The latest order so far: each row reaches back to its member's last carrying row.
+            marks = np.where((order > 0) | (step == 0), np.arange(len(order)), 0)
+            held.append(order[np.maximum.accumulate(marks)] if len(order) else order)
+        true, false = held
+        columns = self._arm_columns(rec)
+        columns["conversation_id"] = self.cid.take(rec)
+        columns["agent"] = _texts(self.names, agent)
+        columns["phase"] = _texts(self.labels, self.member_phase[step])
+        columns["state"] = _texts(_objects(STATES), (true > 0) + 2 * (false > 0).astype(int))
+        columns["order_true"] = np.where(true > 0, true, np.nan)
+        columns["order_false"] = np.where(false > 0, false, np.nan)
+        columns["vote"] = _texts(_objects(VOTE_KINDS), self._vote_kinds(rec, votes))
+        columns["false_root"] = condition[rec]
+        return columns
+
+    def _vote_kinds(self, rec: np.ndarray, votes: np.ndarray) -> np.ndarray:
+        """`vote_kind` of each row's vote (a decoded value, None: none), as VOTE_KINDS codes."""
+        endpoint = _objects([r.meta["endpoint"] for r in self.found])[rec]
+        decoy = _objects([r.meta["decoy"] for r in self.found])[rec]
+        text = np.array([isinstance(v, str) for v in votes], dtype=bool)
+        kinds = np.select(
+            [
+                ~text,
+                text & (votes == endpoint),
+                text & (votes == decoy),
+                text & (votes == "UNKNOWN"),
+            ],
+            [VOTE_KINDS.index(k) for k in ("failed", "true", "decoy", "unknown")],
+            default=VOTE_KINDS.index("other"),
+        )
+        return kinds.astype(np.int64)
 
 
 def root_states(rows: pd.DataFrame) -> list[dict[str, Any]]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from backchannel.paradigms.testimony._citations import Claim
 from backchannel.paradigms.testimony._phases import round_of
 
@@ -79,3 +81,36 @@ def through_carrier(
         c.kind == "statement" and sender in carried.get((c.source, c.round or ""), {})
         for c in claims
     )
+
+
+def slot_orders(
+    numbers: np.ndarray,
+    slots: np.ndarray,
+    claim_statement: np.ndarray,
+    direct: np.ndarray,
+    cited: np.ndarray,
+    n_slots: int,
+) -> np.ndarray:
+    """`statement_orders` of one testimony for many statements at once, a round at a time.
+
+    Statements (with an extraction) are given by their round `numbers` and key `slots` (one
+    slot per distinct (conversation, agent, round label)); claims by their statement's index,
+    whether they cite the testimony itself (`direct`) and the slot of the statement they cite
+    (`cited`, -1: none). Returns the order each slot carries the testimony at (0: not carried);
+    of two statements with one slot, the later one's. Claims must cite earlier rounds only.
+    """
+    carried = np.zeros(n_slots + 1, dtype=np.int64)  # the last one: no slot (cited -1)
+    by_round = np.argsort(numbers[claim_statement], kind="stable")
+    claim_numbers = numbers[claim_statement][by_round]
+    for number in np.unique(numbers):
+        mine = np.flatnonzero(numbers == number)
+        lo, hi = np.searchsorted(claim_numbers, [number, number + 1])
+        claims = by_round[lo:hi]
+        through = carried[cited[claims]]
+        order = np.where(direct[claims], 1, np.where(through > 0, through + 1, 0))
+        best = np.zeros(len(numbers), dtype=np.int64)
+        np.maximum.at(best, claim_statement[claims], order)
+        # The last statement of a slot wins: keep each slot's last occurrence only.
+        last = len(mine) - 1 - np.unique(slots[mine][::-1], return_index=True)[1]
+        carried[slots[mine][last]] = best[mine][last]
+    return carried[:-1]
