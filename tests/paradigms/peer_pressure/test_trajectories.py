@@ -170,15 +170,7 @@ def test_trajectories_of_a_hand_built_run() -> None:
     tables = _tables()
     frame = PeerPressure().opinion_trajectories(tables, AnalysisOptions())
     assert list(frame.columns) == list(OPINION_COLUMNS)
-    got = {
-        (r.conversation_id, r.agent, r.round): (
-            r.private,
-            r.public,
-            r.neighbours_private,
-            r.neighbours_public,
-        )
-        for r in frame.itertuples()
-    }
+    got = _values(frame)
     assert set(got) == set(EXPECTED)
     for key, values in EXPECTED.items():
         assert got[key] == pytest.approx(values, nan_ok=True), key
