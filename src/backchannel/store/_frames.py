@@ -18,6 +18,7 @@ from backchannel.engine import (
     PROMPT_TABLE,
     column_names,
 )
+from backchannel.store._arrow import frame_of, select_columns
 from backchannel.store._coded import Lookup, run_order
 from backchannel.store._rows import (
     EMPTY_META,
@@ -26,13 +27,15 @@ from backchannel.store._rows import (
     Decoder,
     conversation_meta,
 )
-from backchannel.store._schema import EVENT_STORED, LABEL_STORED
+from backchannel.store._schema import CODED, EVENT_STORED, LABEL_STORED
 
 if TYPE_CHECKING:
     import pandas as pd
 
 _EVENT_STORED = [c.name for c in EVENT_STORED]
 _LABEL_STORED = [c.name for c in LABEL_STORED]
+_EVENT_TEXTS = [c.name for c in EVENT_STORED if c.type is str and c.name not in CODED]
+_LABEL_TEXTS = [c.name for c in LABEL_STORED if c.type is str and c.name not in CODED]
 _CONVERSATION_STORED = (
     "conversation_id",
     "cell_key",
@@ -72,6 +75,22 @@ def scopes(db: sqlite3.Connection, size: int | None = None) -> list[Scope]:
 
 
 def _select(
+    db: sqlite3.Connection,
+    table: str,
+    columns: Sequence[str],
+    scope: Scope,
+    everything: bool,
+    texts: Sequence[str] = (),
+) -> pd.DataFrame:
+    """`columns` of `table` (after `conv`) for `scope`, read a column at a time; `texts` are
+    the columns that hold text (see `frame_of`)."""
+    sql = f"SELECT conv, {', '.join(columns)} FROM {table}"
+    if not everything:
+        sql += f" WHERE conv IN ({','.join(str(int(conv)) for conv in scope.convs)})"
+    return frame_of(select_columns(db, sql, ["conv", *columns]), texts)
+
+
+def _select_rows(
     db: sqlite3.Connection, table: str, columns: Sequence[str], scope: Scope, everything: bool
 ) -> list[tuple[Any, ...]]:
     sql = f"SELECT conv, {', '.join(columns)} FROM {table}"
@@ -103,10 +122,8 @@ def events_frame(
     db: sqlite3.Connection, decoder: Decoder, scope: Scope, run_id: str, *, everything: bool
 ) -> pd.DataFrame:
     """The events of `scope` with every column but `meta`, in run order."""
-    import pandas as pd
 
-    rows = _select(db, "events", _EVENT_STORED, scope, everything)
-    frame = pd.DataFrame.from_records(rows, columns=["conv", *_EVENT_STORED], coerce_float=True)
+    frame = _select(db, "events", _EVENT_STORED, scope, everything, _EVENT_TEXTS)
     coded = [_EVENT_STORED[i] for i in EVENT_CODED]
     frame = _in_order_decoded(frame, scope, ["seq"], coded, Lookup(decoder.names))
     frame.insert(0, "run_id", run_id)
@@ -152,10 +169,8 @@ def labels_frame(
     db: sqlite3.Connection, decoder: Decoder, scope: Scope, run_id: str, *, everything: bool
 ) -> pd.DataFrame:
     """The labels of `scope`, in run order, then by event and judge."""
-    import pandas as pd
 
-    rows = _select(db, "labels", _LABEL_STORED, scope, everything)
-    frame = pd.DataFrame.from_records(rows, columns=["conv", *_LABEL_STORED], coerce_float=True)
+    frame = _select(db, "labels", _LABEL_STORED, scope, everything, _LABEL_TEXTS)
     coded = [_LABEL_STORED[i] for i in LABEL_CODED]
     frame = _in_order_decoded(frame, scope, ["event_seq", "judge"], coded, Lookup(decoder.names))
     frame.insert(0, "run_id", run_id)
@@ -174,7 +189,8 @@ def conversations_frame(
     """The conversations of `scope` in run order, with their meta and one column per factor."""
     import pandas as pd
 
-    rows = _select(db, "conversations", (*_CONVERSATION_STORED, "replica_calls"), scope, everything)
+    stored = (*_CONVERSATION_STORED, "replica_calls")
+    rows = _select_rows(db, "conversations", stored, scope, everything)
     documents = decoder.documents("conversation_meta", None if everything else scope.convs)
     frame = pd.DataFrame.from_records(
         [(*r[1:-1], conversation_meta(documents.get(r[0]), r[-1]), scope.rank[r[0]]) for r in rows],

@@ -1,0 +1,81 @@
+"""Reading a store's rows a column at a time gives the frame the row-by-row reader gave."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from backchannel.store._arrow import frame_of, select_columns
+
+_COLUMNS = ["n", "maybe_n", "text", "maybe_text", "never_text", "never_n", "x"]
+_TEXTS = {"text", "maybe_text", "never_text"}
+
+
+def _rows(count: int) -> list[tuple[object, ...]]:
+    """Integers, an integer NULL on every third row, text, text NULL on every other row until
+    the last (so a driver that guessed types from the first rows would see only NULLs in
+    `maybe_text` for 1,100 rows), a column that is always NULL of each kind, and a float."""
+    return [
+        (
+            i,
+            None if i % 3 == 0 else i * 10,
+            f"t{i}",
+            "late" if i == count - 1 else None,
+            None,
+            None,
+            i / 4,
+        )
+        for i in range(count)
+    ]
+
+
+def _database(path: Path, rows: list[tuple[object, ...]]) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute(
+        "CREATE TABLE t (n INTEGER NOT NULL, maybe_n INTEGER, text TEXT NOT NULL,"
+        " maybe_text TEXT, never_text TEXT, never_n INTEGER, x REAL NOT NULL)"
+    )
+    db.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    return db
+
+
+def _read(db: sqlite3.Connection) -> pd.DataFrame:
+    return frame_of(select_columns(db, f"SELECT {', '.join(_COLUMNS)} FROM t", _COLUMNS), _TEXTS)
+
+
+@pytest.mark.parametrize("count", [0, 1, 1101])
+def test_a_file_reads_as_from_records_reads_its_rows(tmp_path: Path, count: int) -> None:
+    rows = _rows(count)
+    db = _database(tmp_path / "run.sqlite", rows)
+    expected = pd.DataFrame.from_records(rows, columns=_COLUMNS, coerce_float=True)
+    found = _read(db)
+    pd.testing.assert_frame_equal(found, expected, check_exact=True)
+    assert list(found.dtypes.astype(str)) == list(expected.dtypes.astype(str))
+    if count:
+        assert found["maybe_text"].iloc[-1] == "late"
+        assert str(found["maybe_text"].dtype) == "str"
+        assert found["never_text"].dtype == object and found["never_text"].iloc[0] is None
+    if count > 1:
+        assert str(found["maybe_n"].dtype) == "float64"
+
+
+def test_a_database_without_a_file_is_read_through_its_connection() -> None:
+    rows = _rows(5)
+    db = _database(Path(":memory:"), rows)
+    expected = pd.DataFrame.from_records(rows, columns=_COLUMNS, coerce_float=True)
+    pd.testing.assert_frame_equal(_read(db), expected, check_exact=True)
+
+
+def test_a_file_being_written_is_read_with_its_log(tmp_path: Path) -> None:
+    """While a writer holds the file in WAL mode, what it committed is read (from the log)."""
+    path = tmp_path / "run.sqlite"
+    db = _database(path, [])
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)", _rows(3))
+    assert Path(f"{path}-wal").stat().st_size > 0
+    found = _read(db)
+    assert found["n"].tolist() == [0, 1, 2]
