@@ -79,3 +79,19 @@ def test_a_file_being_written_is_read_with_its_log(tmp_path: Path) -> None:
     assert Path(f"{path}-wal").stat().st_size > 0
     found = _read(db)
     assert found["n"].tolist() == [0, 1, 2]
+
+
+def test_factor_levels_decode_each_cell_as_the_row_by_row_decode_did() -> None:
+    import json
+
+    from backchannel.store._frames import factor_levels
+
+    cells = pd.Series(['{"k": 1, "m": "a"}', '{"m": "b"}', '{"k": 1, "m": "a"}', '{"k": 2}'])
+    found = factor_levels(cells, ["k", "m"])
+    decoded = cells.map(json.loads)
+    for factor in ("k", "m"):
+        expected = decoded.map(lambda cell, f=factor: cell.get(f))
+        pd.testing.assert_series_equal(found[factor], expected, check_exact=True)
+    assert found["k"].isna().tolist() == [False, True, False, False]
+    assert found["k"].dropna().tolist() == [1, 1, 2]
+    assert found["m"].fillna("-").tolist() == ["a", "b", "a", "-"]

@@ -201,10 +201,20 @@ def conversations_frame(
     frame.insert(0, "run_id", run_id)
     frame.insert(2, "paradigm", manifest.get("paradigm", ""))
     factors = list(manifest.get("factors", []))
-    cells = frame["cell"].map(json.loads)
-    for factor in factors:
-        frame[factor] = cells.map(lambda c, f=factor: c.get(f))
+    for factor, levels in factor_levels(frame["cell"], factors).items():
+        frame[factor] = levels
     return frame[[*column_names(CONVERSATION_TABLE), *factors]]
+
+
+def factor_levels(cells: pd.Series, factors: Sequence[str]) -> dict[str, pd.Series]:
+    """Each factor's level in each cell JSON (None where a cell lacks it). A design has a few
+    cells and many conversations in each, so each distinct cell is decoded once."""
+    distinct = {text: json.loads(text) for text in cells.unique()}
+    found: dict[str, pd.Series] = {}
+    for factor in factors:
+        level = {text: cell.get(factor) for text, cell in distinct.items()}
+        found[factor] = cells.map(level.__getitem__)
+    return found
 
 
 def prompts_frame(

@@ -329,7 +329,16 @@ class Decoder:
             rows = self._db.execute(
                 f"SELECT conv, dictionary, data FROM {part} WHERE conv IN ({marks})", list(convs)
             )
-        return {conv: self.text(data, dictionary) for conv, dictionary, data in rows}
+        # Conversations of one item and arm store the same document: each is decoded once.
+        decoded: dict[tuple[int | None, bytes], str] = {}
+        found: dict[int, str] = {}
+        for conv, dictionary, data in rows:
+            key = (dictionary, data)
+            text = decoded.get(key)
+            if text is None:
+                text = decoded[key] = self.text(data, dictionary)
+            found[conv] = text
+        return found
 
     def records(self, part: str, convs: Sequence[int] | None = None) -> dict[int, dict[int, str]]:
         """conv -> seq -> JSON text, of the `event_meta` or `prompts` documents."""
