@@ -11,7 +11,9 @@ from backchannel.analysis import EVENT_COLUMNS, RunTables
 from backchannel.paradigms.peer_pressure._base import (
     _labelled,
     conversation_codes,
+    join_keys,
     latest_labels,
+    merge_coded,
     text_codes,
 )
 
@@ -98,3 +100,33 @@ def test_labelled_events_take_the_latest_label_and_judge_it() -> None:
     assert labelled["valid"].tolist() == [False, False, False, False, False]
     ok = _labelled(_tables([("c1", 0, "true", "ok")]), "rule", events)
     assert ok["valid"].tolist() == [True, False, False, False, False]
+
+
+def test_join_keys_are_equal_exactly_where_the_values_are() -> None:
+    left = pd.DataFrame({"c": ["a", "a", "b", None], "r": [1, 2, 1, 1]}, dtype=object)
+    right = pd.DataFrame({"c": ["b", "a", None, "a"], "r": [1, 2, 1, 1]}, dtype=object)
+    lk, rk = join_keys(left, right, ["c", "r"])
+    # left a/1 = right a/1 (row 3), a/2 = row 1, b/1 = row 0, missing/1 = missing/1 (row 2)
+    assert [rk.tolist().index(k) for k in lk.tolist()] == [3, 1, 0, 2]
+    assert len(set(rk.tolist())) == 4
+
+
+def test_a_coded_merge_is_the_merge() -> None:
+    left = pd.DataFrame(
+        {"c": ["b", "a", "a", "c"], "r": [1, 1, 2, 1], "x": [10, 11, 12, 13]}, index=[5, 6, 7, 8]
+    )
+    right = pd.DataFrame({"r": [1, 1, 2], "c": ["a", "a", "c"], "y": ["p", "q", "s"]})
+    inner = merge_coded(left, right, ["c", "r"], "inner")
+    # a/1 matches two right rows (in their order); a/2 and b/1 none; c/1 none (right has c/2)
+    assert inner.to_dict(orient="list") == {
+        "c": ["a", "a"],
+        "r": [1, 1],
+        "x": [11, 11],
+        "y": ["p", "q"],
+    }
+    outer = merge_coded(left, right, ["c", "r"], "left")
+    assert outer["y"].tolist()[1:3] == ["p", "q"] and outer["y"].isna().sum() == 3
+    for how in ("inner", "left"):
+        pd.testing.assert_frame_equal(
+            merge_coded(left, right, ["c", "r"], how), left.merge(right, on=["c", "r"], how=how)
+        )

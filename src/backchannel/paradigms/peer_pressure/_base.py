@@ -108,6 +108,40 @@ def _label_keys(tables: RunTables, judge: str, rule: LabelRule) -> tuple[Ints, I
     return ordered[last], rows[order[last]].astype(np.int64), low, span
 
 
+_JOIN_KEY = "__pp_join_key__"
+
+
+def join_keys(left: pd.DataFrame, right: pd.DataFrame, on: list[str]) -> tuple[Ints, Ints]:
+    """One integer per row of each frame, equal exactly where the rows' `on` values are equal
+    (a missing value equal to a missing one, as `merge` matches them): each column is coded
+    over both frames at once, and the codes are combined column by column."""
+    n = len(left)
+    key = np.zeros(n + len(right), dtype=np.int64)
+    size = 1  # the key's values lie in 0..size-1
+    for column in on:
+        both = pd.concat([left[column], right[column]], ignore_index=True)
+        codes, uniques = pd.factorize(both)
+        width = len(uniques) + 1  # a missing value is a code of its own, the last
+        codes = np.where(codes < 0, width - 1, codes).astype(np.int64)
+        if size * width >= 2**62:  # keep the key an exact int64: renumber it first
+            key, kept = pd.factorize(key)
+            key, size = key.astype(np.int64), len(kept)
+        key, size = key * width + codes, size * width
+    return key[:n], key[n:]
+
+
+def merge_coded(
+    left: pd.DataFrame, right: pd.DataFrame, on: list[str], how: Literal["inner", "left"]
+) -> pd.DataFrame:
+    """`left.merge(right, on=on, how=how)`, same rows, order and columns, joined on one
+    integer key (`join_keys`) instead of the text columns."""
+    left_key, right_key = join_keys(left, right, on)
+    coded_left = left.assign(**{_JOIN_KEY: left_key})
+    coded_right = right.drop(columns=on).assign(**{_JOIN_KEY: right_key})
+    merged = coded_left.merge(coded_right, on=_JOIN_KEY, how=how)
+    return merged.drop(columns=_JOIN_KEY)
+
+
 def _labelled(tables: RunTables, judge: str, events: pd.DataFrame) -> pd.DataFrame:
     """`events` (a fresh index) with the judge's latest label and its status (`label`,
     `label_status`; missing without one) and a `valid` flag (event ok and label ok)."""
