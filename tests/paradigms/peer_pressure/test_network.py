@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from test_metrics import EVENT_FAIL, build_run, conversation
@@ -17,9 +18,12 @@ from test_metrics import EVENT_FAIL, build_run, conversation
 from backchannel.analysis import RunTables
 from backchannel.paradigms.peer_pressure._metrics import compute_metrics
 from backchannel.paradigms.peer_pressure._network import (
+    _heard_pairs,
+    _Rooms,
     by_intervention,
     exposure_summary,
     graph_exposure,
+    groups,
     infection_by_distance,
     infection_by_model,
 )
@@ -181,3 +185,30 @@ def test_the_report_compares_interventions(tmp_path: Path) -> None:
     rows = pd.read_csv(tmp_path / "by_intervention.csv").set_index("intervention")
     assert rows.loc["early_correction", "hidden_infection"] == 3 / 8
     assert rows.loc["none", "fpi"] == 0.5
+
+
+def test_rooms_of_the_same_shape_share_who_hears_whom() -> None:
+    tables = run()
+    rooms = _Rooms.of(tables, groups(tables))
+    # G is a path (its own shape), H a complete room of three; memory H = 1 from the settings.
+    assert rooms.shape.tolist() == [0, 1] and rooms.memory.tolist() == [1.0, 1.0]
+    code = {name: i for i, name in enumerate(rooms.names)}
+    c = np.array([0, 0, 0, 1, 1, 1])
+    agent = np.array([code[a] for a in ("Bob", "Cara", "Dan", "Bob", "Cara", "Alice")])
+    speaker = np.array([code["Alice"]] * 5 + [-1])
+    # On the path only Bob hears Alice; in H everyone hears everyone; an unknown speaker nobody.
+    assert rooms.hears(c, agent, speaker).tolist() == [True, False, False, True, True, False]
+    assert _heard_pairs(["a", "b"], None) == [("a", "b"), ("b", "a")]
+    assert _heard_pairs(["a", "b", "c"], [["a", "c"]]) == [("a", "c"), ("c", "a")]
+
+
+def test_each_room_keeps_its_own_models_when_cells_are_shared() -> None:
+    tables = run()
+    metas = [json.loads(m) for m in tables.conversations["meta"]]
+    metas[0].pop("models")
+    tables.conversations["meta"] = [json.dumps(m) for m in metas]
+    tables.conversations["cell"] = json.dumps({"model": "m9"})  # one cell text for both
+    found = groups(tables)
+    assert found["G"]["models"] == dict.fromkeys(["Alice", "Bob", "Cara", "Dan"], "m9")
+    assert found["H"]["models"] == dict.fromkeys(["Alice", "Bob", "Cara"], "m9")
+    assert found["G"]["memory"] == found["H"]["memory"] == 1

@@ -97,21 +97,30 @@ def test_answers_are_set_against_the_other_speakers_of_the_round() -> None:
     assert order_check(answers, "first_option") is None
 
 
+def _two_conversations(labels: pd.DataFrame) -> RunTables:
+    conversations = pd.DataFrame(
+        {"conversation_id": ["c1", "c2"], "status": ["done", "done"]}, dtype=object
+    )
+    return RunTables(pd.DataFrame(columns=EVENT_COLUMNS), labels, conversations)
+
+
 def test_an_event_takes_its_last_valid_label() -> None:
     labels = pd.DataFrame(
         {
-            "conversation_id": ["c1", "c1", "c1", "c2", "c2", "c9"],
-            "event_seq": [0, 0, 1, 0, 1, 0],
-            "label": ["true", "reject", "endorse", None, "true", "true"],
-            "status": ["ok", "ok", "parse_failure", "ok", "ok", "ok"],
+            "conversation_id": ["c1", "c1", "c1", "c2", "c2", "c9", "c2", "c2"],
+            "event_seq": [0, 0, 1, 0, 1, 0, 3, 3],
+            "label": ["true", "reject", "endorse", None, "true", "true", "true", float("nan")],
+            "status": ["ok", "ok", "parse_failure", "ok", "ok", "ok", "ok", "ok"],
+            "judge": "rule",
         },
         dtype=object,
     )
-    ids = pd.Index(["c1", "c2"])
-    conversation, seq = np.array([0, 0, 1, 1, 1]), np.array([0, 1, 0, 1, 2])
-    found = _event_labels(labels, ids, conversation, seq)
-    # c1/0: the last of two; c1/1: failed; c2/0: no value; c2/1: true; c2/2: none; c9: no event
-    assert found.tolist() == ["reject", "", "", "true", ""]
+    conversation = np.array([0, 0, 1, 1, 1, 1, 0])
+    seq = np.array([0, 1, 0, 1, 2, 3, 5])
+    found = _event_labels(_two_conversations(labels), "rule", conversation, seq, np.arange(6))
+    # c1/0: the last of two; c1/1: failed; c2/0: no value; c2/1: true; c2/2: none; c2/3: a
+    # NaN after true names nothing; c9: no event; c1/5 is not wanted
+    assert found.tolist() == ["reject", "", "", "true", "", "nan", ""]
 
 
 def test_on_a_topology_no_answer_has_speakers() -> None:

@@ -6,7 +6,13 @@ failed are left out of these views and counted by `failure_counts` instead.
 
 from __future__ import annotations
 
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from backchannel.analysis import Design, RunTables
 
@@ -15,7 +21,12 @@ KNOWER = "true"
 MAIN_PROBE = "answer"
 REASK_PROBES = ("reask_original", "reask_self", "reask_self_anonymous", "reask_group")
 
-_KEY = ["conversation_id", "seq"]
+Ints = npt.NDArray[np.int64]
+LabelRule = Literal["any", "ok", "ok_named"]
+"""Which of an event's labels the latest is taken among: `any` label (its status and value are
+judged after); those with status `ok` (`ok`: one without a value, None or NaN, is still the
+latest and reads as none); those with status `ok` and a value other than None (`ok_named`: a
+NaN is a label that names nothing)."""
 
 
 def done_conversations(tables: RunTables) -> pd.DataFrame:
@@ -37,21 +48,109 @@ def _done_conversations(tables: RunTables) -> pd.DataFrame:
     return frame
 
 
-def _judge_labels(tables: RunTables, judge: str) -> pd.DataFrame:
-    return tables.memo(("pp.labels", judge), lambda: _read_labels(tables, judge))
+def text_codes(values: pd.Series | pd.Index, index: pd.Index | pd.Series) -> Ints:
+    """Each value's position in `index`, matched as text (-1: not there; the first of equal
+    texts): how peer pressure turns ids into integer keys for its joins."""
+    found = pc.index_in(_texts(values), value_set=_texts(index)).fill_null(-1)
+    return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _read_labels(tables: RunTables, judge: str) -> pd.DataFrame:
-    labels = tables.labels_for(judge)[["conversation_id", "event_seq", "label", "status"]]
-    labels = labels.rename(columns={"event_seq": "seq", "status": "label_status"})
-    labels = labels.astype({"seq": "int64"})
-    return labels.drop_duplicates(_KEY, keep="last")
+def _texts(values: pd.Series | pd.Index) -> pa.Array:
+    texts = pa.array(values.astype(str))
+    return texts if texts.type == pa.large_string() else texts.cast(pa.large_string())
+
+
+def conversation_codes(tables: RunTables, values: pd.Series | pd.Index) -> Ints:
+    """Each conversation id's position among the run's conversations (-1: none of them)."""
+    ids = tables.memo(("pp.conversation_ids",), lambda: tables.conversations["conversation_id"])
+    return text_codes(values, ids)
+
+
+def latest_labels(
+    tables: RunTables, judge: str, conversation: Ints, seq: Ints, rule: LabelRule
+) -> Ints:
+    """Per event (its conversation code, `conversation_codes`, and seq), the row in
+    `tables.labels_for(judge)` of its latest label under `rule` (-1: none)."""
+    keys, rows, low, span = tables.memo(
+        ("pp.label_keys", judge, rule), lambda: _label_keys(tables, judge, rule)
+    )
+    if not len(keys):
+        return np.full(len(seq), -1, dtype=np.int64)
+    seq = np.asarray(seq, dtype=np.int64)
+    wanted = np.asarray(conversation, dtype=np.int64) * span + (seq - low)
+    j = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    found = (conversation >= 0) & (seq >= low) & (seq < low + span) & (keys[j] == wanted)
+    return np.where(found, rows[j], -1)
+
+
+def _label_keys(tables: RunTables, judge: str, rule: LabelRule) -> tuple[Ints, Ints, int, int]:
+    """The judge's labels under `rule` as sorted unique integer keys (conversation code, then
+    seq, less `low`, within `span`), with the row of each key's last label."""
+    labels = tables.labels_for(judge)
+    keep = conversation_codes(tables, labels["conversation_id"])
+    seq = labels["event_seq"].to_numpy(dtype=np.int64)
+    chosen = keep >= 0
+    if rule != "any":
+        chosen &= (labels["status"] == "ok").to_numpy(dtype=bool)
+    if rule == "ok_named":
+        missing = np.flatnonzero(chosen & labels["label"].isna().to_numpy(dtype=bool))
+        values = labels["label"].iloc[missing].tolist()
+        chosen[missing[np.array([v is None for v in values], dtype=bool)]] = False
+    rows = np.flatnonzero(chosen)
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64), rows.astype(np.int64), 0, 1
+    low = int(seq[rows].min())
+    span = int(seq[rows].max()) - low + 1
+    keys = keep[rows] * span + (seq[rows] - low)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    last = np.r_[ordered[1:] != ordered[:-1], True]
+    return ordered[last], rows[order[last]].astype(np.int64), low, span
+
+
+_JOIN_KEY = "__pp_join_key__"
+
+
+def join_keys(left: pd.DataFrame, right: pd.DataFrame, on: list[str]) -> tuple[Ints, Ints]:
+    """One integer per row of each frame, equal exactly where the rows' `on` values are equal
+    (a missing value equal to a missing one, as `merge` matches them): each column is coded
+    over both frames at once, and the codes are combined column by column."""
+    n = len(left)
+    key = np.zeros(n + len(right), dtype=np.int64)
+    size = 1  # the key's values lie in 0..size-1
+    for column in on:
+        both = pd.concat([left[column], right[column]], ignore_index=True)
+        codes, uniques = pd.factorize(both)
+        width = len(uniques) + 1  # a missing value is a code of its own, the last
+        codes = np.where(codes < 0, width - 1, codes).astype(np.int64)
+        if size * width >= 2**62:  # keep the key an exact int64: renumber it first
+            key, kept = pd.factorize(key)
+            key, size = key.astype(np.int64), len(kept)
+        key, size = key * width + codes, size * width
+    return key[:n], key[n:]
+
+
+def merge_coded(
+    left: pd.DataFrame, right: pd.DataFrame, on: list[str], how: Literal["inner", "left"]
+) -> pd.DataFrame:
+    """`left.merge(right, on=on, how=how)`, same rows, order and columns, joined on one
+    integer key (`join_keys`) instead of the text columns."""
+    left_key, right_key = join_keys(left, right, on)
+    coded_left = left.assign(**{_JOIN_KEY: left_key})
+    coded_right = right.drop(columns=on).assign(**{_JOIN_KEY: right_key})
+    merged = coded_left.merge(coded_right, on=_JOIN_KEY, how=how)
+    return merged.drop(columns=_JOIN_KEY)
 
 
 def _labelled(tables: RunTables, judge: str, events: pd.DataFrame) -> pd.DataFrame:
-    """`events` with the judge's label and a `valid` flag (event ok and label ok)."""
-    events = events.astype({"seq": "int64"})
-    merged = events.merge(_judge_labels(tables, judge), on=_KEY, how="left")
+    """`events` (a fresh index) with the judge's latest label and its status (`label`,
+    `label_status`; missing without one) and a `valid` flag (event ok and label ok)."""
+    labels = tables.labels_for(judge)
+    merged = events.astype({"seq": "int64"}).reset_index(drop=True)
+    codes = conversation_codes(tables, merged["conversation_id"])
+    rows = latest_labels(tables, judge, codes, merged["seq"].to_numpy(), "any")
+    merged["label"] = labels["label"].array.take(rows, allow_fill=True)
+    merged["label_status"] = labels["status"].array.take(rows, allow_fill=True)
     merged["valid"] = (
         (merged["status"] == "ok") & (merged["label_status"] == "ok") & merged["label"].notna()
     )

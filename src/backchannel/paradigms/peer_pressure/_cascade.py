@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from backchannel.analysis import Design, RunTables, wilson_interval
-from backchannel.paradigms.peer_pressure._base import INFECTED, private_answers
+from backchannel.paradigms.peer_pressure._base import INFECTED, merge_coded, private_answers
 from backchannel.paradigms.peer_pressure._cells import Cells
 
 BINS = ("0", "1", "2", "3", "4", "5+")
@@ -29,8 +29,8 @@ def cascade_transitions(tables: RunTables, judge: str) -> pd.DataFrame:
     before = answers.assign(checkpoint=answers["checkpoint"] + 1)
     before = before.rename(columns={"infected": "infected_before"})
     keys = ["conversation_id", "agent", "checkpoint"]
-    paired = before[[*keys, "infected_before"]].merge(
-        answers[[*keys, "infected"]], on=keys, how="inner"
+    paired = merge_coded(
+        before[[*keys, "infected_before"]], answers[[*keys, "infected"]], keys, "inner"
     )
     paired = paired[~paired["infected_before"]]
     index = pd.MultiIndex.from_arrays([paired["conversation_id"], paired["checkpoint"] - 1])

@@ -8,19 +8,23 @@ infection and time course per intervention. Each reads the group stored with the
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from backchannel.analysis import Design, RunTables
 from backchannel.engine import distances
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
+    conversation_codes,
     done_conversations,
     last_checkpoints,
     private_answers,
     public_turns,
+    text_codes,
 )
 from backchannel.paradigms.peer_pressure._cells import Cells, model_factors, per_cell_rows
 from backchannel.paradigms.peer_pressure._infection import final_private_infection
@@ -46,44 +50,46 @@ def _groups(tables: RunTables) -> dict[str, dict[str, Any]]:
     resolved = tables.manifest.get("config_resolved", {}).get("settings", {}) or {}
     done = tables.done_conversations()
     found: dict[str, dict[str, Any]] = {}
+    by_cell: dict[str, tuple[Any, str]] = {}  # cell text -> (memory window, default model)
     columns = (done[c].tolist() for c in ("conversation_id", "meta", "cell"))
     for cid, meta, cell_text in zip(*columns, strict=True):
         meta = _as_dict(meta)
-        cell = _as_dict(cell_text)
-        settings = {**resolved, **cell}
+        if isinstance(cell_text, str) and cell_text in by_cell:
+            memory, default_model = by_cell[cell_text]
+        else:
+            cell = _as_dict(cell_text)
+            settings = {**resolved, **cell}
+            memory = settings.get("memory_rounds")
+            default_model = str(cell.get("model", settings.get("model", "")))
+            if isinstance(cell_text, str):  # each distinct cell is decoded once
+                by_cell[cell_text] = (memory, default_model)
         names = [a["name"] for a in meta.get("agents", [])]
-        default_model = str(cell.get("model", settings.get("model", "")))
         topology = meta.get("topology")
         found[str(cid)] = {
             "names": names,
             "adversaries": list(meta.get("adversaries", [])),
             "edges": None if topology is None else topology["edges"],
-            "memory": settings.get("memory_rounds"),
+            "memory": memory,
             "models": meta.get("models") or {name: default_model for name in names},
             "intervention": (meta.get("intervention") or {}).get("kind", "none"),
         }
     return found
 
 
-def _listeners(info: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """Who hears whom: one row (conversation_id, agent, speaker) per agent and agent it hears.
-
-    In a complete room every agent hears every other; otherwise the graph's neighbours."""
-    rows: list[tuple[str, str, str]] = []
-    for cid, group in info.items():
-        if group["edges"] is None:
-            names = group["names"]
-            rows += [(cid, a, b) for a in names for b in names if a != b]
-        else:
-            for a, b in group["edges"]:
-                rows += [(cid, a, b), (cid, b, a)]
-    frame = pd.DataFrame(rows, columns=["conversation_id", "agent", "speaker"], dtype=object)
-    return frame.drop_duplicates()
+def _heard_pairs(names: list[Any], edges: list[Any] | None) -> list[tuple[Any, Any]]:
+    """(agent, speaker it hears) in a room: every other agent (complete), else each edge both
+    ways."""
+    if edges is None:
+        return [(a, b) for a in names for b in names if a != b]
+    return [pair for a, b in edges for pair in ((a, b), (b, a))]
 
 
 def graph_exposure(tables: RunTables, judge: str) -> pd.DataFrame:
     """Honest turns with `graph_exposed`: an ok adversary turn that the speaker hears came
-    before it and lies within its memory window (rounds r-H..r)."""
+    before it and lies within its memory window (rounds r-H..r).
+
+    Turns meet the adversary turns of their conversation by integer conversation codes, and
+    who hears whom is worked out once per distinct room (its names and edges)."""
     turns = public_turns(tables, judge)
     events = tables.core_events
     adversary = events.loc[
@@ -93,39 +99,83 @@ def graph_exposure(tables: RunTables, judge: str) -> pd.DataFrame:
         & (events["status"] == "ok"),
         ["conversation_id", "agent", "round", "turn"],
     ]
-    adversary = pd.DataFrame(
-        {
-            "conversation_id": adversary["conversation_id"].astype(object),
-            "speaker": adversary["agent"].astype(object),
-            "said_round": adversary["round"].astype("int64"),
-            "said_turn": adversary["turn"].astype("int64"),
-        }
-    )
-    info = groups(tables)
-    memory = pd.Series({cid: group["memory"] for cid, group in info.items()}, dtype=object).map(
-        lambda m: float("nan") if m is None else float(int(m))
-    )
-    heard = pd.DataFrame(
-        {
-            "row": range(len(turns)),
-            "conversation_id": turns["conversation_id"].astype(object).to_numpy(),
-            "agent": turns["agent"].astype(object).to_numpy(),
-            "round": turns["round"].to_numpy(dtype="int64"),
-            "turn": turns["turn"].to_numpy(dtype="int64"),
-        }
-    )
-    pairs = heard.merge(adversary, on="conversation_id").merge(
-        _listeners(info), on=["conversation_id", "agent", "speaker"]
-    )
-    window = pairs["conversation_id"].map(memory).to_numpy(dtype=float)
-    oldest = np.where(np.isnan(window), 1.0, pairs["round"].to_numpy(dtype=float) - window)
-    before = (pairs["said_round"] < pairs["round"]) | (
-        (pairs["said_round"] == pairs["round"]) & (pairs["said_turn"] < pairs["turn"])
-    )
-    flagged = pairs.loc[before.to_numpy() & (pairs["said_round"].to_numpy() >= oldest), "row"]
+    rooms = _Rooms.of(tables, groups(tables))
+    heard_c = conversation_codes(tables, turns["conversation_id"])
+    said_c = conversation_codes(tables, adversary["conversation_id"])
+    # Every (honest turn, ok adversary turn of its conversation) pair.
+    order = np.argsort(said_c, kind="stable")
+    start = np.searchsorted(said_c[order], heard_c, side="left")
+    sizes = np.searchsorted(said_c[order], heard_c, side="right") - start
+    sizes[heard_c < 0] = 0
+    row = np.repeat(np.arange(len(turns)), sizes)
+    said = order[np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes) + start[row]]
+    c = heard_c[row]
+    agent = text_codes(turns["agent"], rooms.names)[row]
+    speaker = text_codes(adversary["agent"], rooms.names)[said]
+    hears = rooms.hears(c, agent, speaker)
+    said_round = adversary["round"].astype("int64").to_numpy()[said]
+    said_turn = adversary["turn"].astype("int64").to_numpy()[said]
+    round_ = turns["round"].to_numpy(dtype="int64")[row]
+    turn = turns["turn"].to_numpy(dtype="int64")[row]
+    window = rooms.memory[c]
+    oldest = np.where(np.isnan(window), 1.0, round_.astype(float) - window)
+    before = (said_round < round_) | ((said_round == round_) & (said_turn < turn))
     flags = np.zeros(len(turns), dtype=bool)
-    flags[flagged.to_numpy(dtype="int64")] = True
+    flags[row[hears & before & (said_round >= oldest)]] = True
     return turns.assign(graph_exposed=pd.Series(flags, index=turns.index, dtype=bool))
+
+
+@dataclass
+class _Rooms:
+    """Per conversation code: its room's shape (distinct names and edges; -1 for none) and
+    memory window (NaN: all rounds), and per shape whom each agent hears, as integer keys."""
+
+    names: pd.Index
+    shape: npt.NDArray[np.int64]
+    memory: npt.NDArray[np.float64]
+    heard: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, tables: RunTables, info: dict[str, dict[str, Any]]) -> _Rooms:
+        codes = conversation_codes(tables, pd.Index(list(info), dtype=object))
+        n = len(tables.conversations)
+        shape = np.full(n, -1, dtype=np.int64)
+        memory = np.full(n, np.nan)
+        shapes: dict[Any, int] = {}
+        pairs: list[list[tuple[Any, Any]]] = []
+        for code, group in zip(codes.tolist(), info.values(), strict=True):
+            edges = group["edges"]
+            key = (
+                tuple(group["names"]),
+                None if edges is None else tuple(tuple(edge) for edge in edges),
+            )
+            if key not in shapes:
+                shapes[key] = len(pairs)
+                pairs.append(_heard_pairs(group["names"], edges))
+            if code >= 0:
+                shape[code] = shapes[key]
+                m = group["memory"]
+                memory[code] = float("nan") if m is None else float(int(m))
+        position: dict[str, int] = {}  # each name's code, in order of first appearance
+        for room in pairs:
+            for pair in room:
+                for name in pair:
+                    position.setdefault(str(name), len(position))
+        width = max(len(position), 1)
+        heard = [
+            (i * width + position[str(a)]) * width + position[str(b)]
+            for i, room in enumerate(pairs)
+            for a, b in room
+        ]
+        names = pd.Index(list(position), dtype=object)
+        return cls(names, shape, memory, np.unique(np.array(heard, dtype=np.int64)))
+
+    def hears(self, c: npt.NDArray[np.int64], agent: Any, speaker: Any) -> Any:
+        """Whether `agent` (a code in `names`) hears `speaker` in conversation `c`."""
+        width = max(len(self.names), 1)
+        shape = self.shape[c]
+        keys = (shape * width + agent) * width + speaker
+        return (shape >= 0) & (agent >= 0) & (speaker >= 0) & np.isin(keys, self.heard)
 
 
 def exposure_counts(turns: pd.DataFrame) -> dict[str, Any]:

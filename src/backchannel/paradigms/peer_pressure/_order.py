@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from backchannel.analysis import ORDER_COLUMNS, RunTables
+from backchannel.paradigms.peer_pressure._base import conversation_codes, latest_labels
 
 ANSWERS = ("true", "manipulated")
 _POSITIONS = np.array(["other", "manipulated", "true"], dtype=object)
@@ -39,9 +40,9 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
     turns, probes = np.flatnonzero(is_turn), np.flatnonzero(is_probe)
     if not len(probes):
         return pd.DataFrame([], columns=list(ORDER_COLUMNS))
-    conversation, ids = pd.factorize(events["conversation_id"].astype(str))
+    conversation = conversation_codes(tables, events["conversation_id"])
     seq = events["seq"].to_numpy(dtype=np.int64)
-    label = _event_labels(tables.labels_for(judge), pd.Index(ids), conversation, seq)
+    label = _event_labels(tables, judge, conversation, seq, np.r_[turns, probes])
     # A turn's position: 1 manipulated (an adversary, or an endorsing honest agent), 2 true.
     position = np.where(label == "endorse", 1, np.where(label == "reject", 2, 0))
     position[(events["role"] == "adversary").to_numpy(dtype=bool)] = 1
@@ -72,7 +73,8 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
         )
         if meta.get("topology") is not None
     }
-    on_topology = np.array([c in topology for c in ids.tolist()] + [False])[conversation[probes]]
+    ids = tables.conversations["conversation_id"].astype(str).tolist()
+    on_topology = np.array([c in topology for c in ids] + [False])[conversation[probes]]
     speakers = [
         None if skip or a == b else flat[a:b]
         for skip, a, b in zip(on_topology.tolist(), bounds[:-1], bounds[1:], strict=True)
@@ -93,23 +95,13 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
 
 
 def _event_labels(
-    labels: pd.DataFrame, ids: pd.Index, conversation: np.ndarray, seq: np.ndarray
+    tables: RunTables, judge: str, conversation: np.ndarray, seq: np.ndarray, wanted: np.ndarray
 ) -> np.ndarray:
-    """Each event's valid label as text ('' where none): a label with status ok and a value;
-    of several for one event, the last."""
-    values = labels["label"]
-    keep = (labels["status"] == "ok").to_numpy(dtype=bool, copy=True)
-    missing = np.flatnonzero(keep & values.isna().to_numpy(dtype=bool))
-    # None is no label; a NaN is one that names nothing (its text, "nan", is no position).
-    keep[missing[np.array([v is None for v in values.iloc[missing].tolist()], dtype=bool)]] = False
-    chosen = labels[keep]
-    where = ids.get_indexer(pd.Index(chosen["conversation_id"].astype(str)))
-    low = int(min(seq.min(), chosen["event_seq"].min())) if len(chosen) else 0
-    span = int(max(seq.max(), chosen["event_seq"].max() if len(chosen) else 0)) - low + 1
-    key = where.astype(np.int64) * span + (chosen["event_seq"].to_numpy(dtype=np.int64) - low)
-    last = ~pd.Series(key).duplicated(keep="last").to_numpy() & (where >= 0)
-    texts = np.array(
-        [str(v) for v in chosen["label"].iloc[np.flatnonzero(last)].tolist()], dtype=object
-    )
-    found = pd.Index(key[last]).get_indexer(conversation.astype(np.int64) * span + (seq - low))
-    return np.where(found >= 0, np.append(texts, "")[found], "")
+    """The valid label of each `wanted` event ('' for the others and where none): of its labels
+    with status ok and a value, the last (`latest_labels`, rule `ok_named`); a NaN is a label
+    that names nothing, so it is no position and no answer."""
+    rows = latest_labels(tables, judge, conversation[wanted], seq[wanted], "ok_named")
+    picked = tables.labels_for(judge)["label"].iloc[rows[rows >= 0]]
+    label = np.full(len(seq), "", dtype=object)
+    label[wanted[rows >= 0]] = picked.to_numpy(dtype=object, na_value="nan")
+    return label

@@ -16,6 +16,7 @@ from backchannel.judges import PUBLIC_LABELS
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     KNOWER,
+    merge_coded,
     private_answers,
     public_turns,
 )
@@ -51,7 +52,7 @@ def _with_probe(
     probes = answers.rename(columns={"p": column, "checkpoint": "round"})
     probes = probes.assign(round=probes["round"] - offset)
     keys = ["conversation_id", "agent", "round"]
-    return turns.merge(probes[[*keys, column]], on=keys, how="inner")
+    return merge_coded(turns, probes[[*keys, column]], keys, "inner")
 
 
 def paired_turns(tables: RunTables, judge: str, pairing: str = "main") -> pd.DataFrame:

@@ -12,6 +12,7 @@ from backchannel.paradigms.peer_pressure._base import (
     KNOWER,
     MAIN_PROBE,
     REASK_PROBES,
+    merge_coded,
     private_answers,
 )
 from backchannel.paradigms.peer_pressure._cells import Cells
@@ -32,7 +33,7 @@ def reask_summary(answers: pd.DataFrame) -> list[dict[str, Any]]:
     rows = []
     for variant in REASK_PROBES:
         labels = answers[answers["name"] == variant]
-        paired = labels.merge(original, on=keys, how="inner")
+        paired = merge_coded(labels, original, keys, "inner")
         infected_before = paired[paired["original"] == INFECTED]
         true_before = paired[paired["original"] == KNOWER]
         n_infected = int((labels["p"] == INFECTED).sum())

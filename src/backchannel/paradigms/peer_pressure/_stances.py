@@ -21,6 +21,7 @@ from backchannel.paradigms.peer_pressure._base import (
     _labelled,
     _probe_events,
     _turn_events,
+    merge_coded,
 )
 
 HONEST, ADVERSARY = "honest", "adversary"
@@ -49,11 +50,11 @@ def stance_pairs(tables: RunTables, judge: str) -> pd.DataFrame:
     begin = probes[probes["round"] == 0].drop_duplicates(keys, keep="last")
     begin = begin.rename(columns={"valid": "begin_valid", "label": "begin"})
     after = probes.drop_duplicates([*keys, "round"], keep="last")
-    frame = turns.merge(begin[[*keys, "begin_valid", "begin"]], on=keys, how="left")
-    frame = frame.merge(after, on=[*keys, "round"], how="left")
+    frame = merge_coded(turns, begin[[*keys, "begin_valid", "begin"]], keys, "left")
+    frame = merge_coded(frame, after, [*keys, "round"], "left")
     off = _off_the_record(tables, judge)
     if not off.empty:
-        frame = frame.merge(off, on=["conversation_id", "turn_seq"], how="left")
+        frame = merge_coded(frame, off, ["conversation_id", "turn_seq"], "left")
         has_off = frame["off_seq"].notna()
         for column in ("seq", "status", "valid", "label"):
             frame[column] = frame[column].where(~has_off, frame[f"off_{column}"])

@@ -20,11 +20,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from backchannel.analysis import OPINION_COLUMNS, RunTables
-from backchannel.paradigms.peer_pressure._base import INFECTED, MAIN_PROBE, private_answers
+from backchannel.paradigms.peer_pressure._base import (
+    INFECTED,
+    MAIN_PROBE,
+    conversation_codes,
+    latest_labels,
+    private_answers,
+    text_codes,
+)
 
 ENDORSE = "endorse"
 ADVERSARY, HONEST = "adversary", "honest"
@@ -142,7 +147,7 @@ def _turn_readings(
     columns = ["conversation_id", "seq", "round", "turn", "agent", "role", "status"]
     turns = events[columns][(events["kind"] == "message") & (events["name"] == "turn")]
     turns = turns.astype({"seq": "int64", "round": "int64", "turn": "int64"})
-    c = _codes(turns["conversation_id"], conversations)
+    c = text_codes(turns["conversation_id"], conversations)
     round_ = turns["round"].to_numpy(dtype=np.int64)
     last = np.array([rooms.last_of[cid] for cid in conversations], dtype=np.int64)
     kept = (c >= 0) & (round_ >= 1) & (round_ <= last[np.maximum(c, 0)])
@@ -151,21 +156,13 @@ def _turn_readings(
     turns, c, round_ = turns.iloc[order], c[order], round_[order]
     seq = turns["seq"].to_numpy(dtype=np.int64)
 
-    labels = tables.labels_for(judge)
-    labels = labels[["conversation_id", "event_seq", "label"]][labels["status"] == "ok"]
-    label_c = _codes(labels["conversation_id"], conversations)
-    label_seq = labels["event_seq"].to_numpy(dtype=np.int64)
-    mine = label_c >= 0
-    low = int(min(seq.min(initial=0), label_seq.min(initial=0)))
-    span = int(max(seq.max(initial=0), label_seq.max(initial=0))) - low + 1
-    keys, positions = _last_per_key(label_c[mine] * span + (label_seq[mine] - low))
+    # Each turn's latest ok label of the judge; one without a value is no reading.
+    run_codes = conversation_codes(tables, conversations)
+    rows = latest_labels(tables, judge, run_codes[c], seq, "ok")
+    label = tables.labels_for(judge)["label"].iloc[rows[rows >= 0]]
     reading = np.full(len(seq), np.nan)  # no ok label of the judge: no reading
-    if len(keys):
-        j, found = _lookup(keys, c * span + (seq - low))  # each turn's latest ok label
-        label = labels["label"][mine].iloc[positions]
-        endorse = (label == ENDORSE).to_numpy(dtype=np.float64)[j]
-        read = found & ~label.isna().to_numpy(dtype=bool)[j]
-        reading = np.where(read, endorse, np.nan)
+    read = np.flatnonzero(rows >= 0)[label.notna().to_numpy(dtype=bool)]
+    reading[read] = (label.dropna() == ENDORSE).to_numpy(dtype=np.float64)
     reading = np.where((turns["role"] == ADVERSARY).to_numpy(dtype=bool), 1.0, reading)
     ok = (turns["status"] == "ok").to_numpy(dtype=bool)
     return _Turns(
@@ -399,14 +396,6 @@ def _seen_means(
     return spoken, before, after
 
 
-def _codes(values: pd.Series, index: pd.Index) -> Ints:
-    """Each value's position in `index`, matched as text (-1: not there)."""
-    texts = pa.array(values.astype(str)).cast(pa.large_string())
-    wanted = pa.array(index.astype(str).tolist(), type=pa.large_string())
-    found = pc.index_in(texts, value_set=wanted).fill_null(-1)
-    return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
 def _lookup(keys: Ints, wanted: Ints) -> tuple[Ints, Flags]:
     """Positions in sorted unique `keys` of each wanted key, and whether it is there."""
     if not len(keys):
@@ -429,8 +418,8 @@ def _private(
     """Per grid row, 1 if the agent's main probe at the checkpoint gave the false answer, 0 if
     another valid one, NaN without one (of several, the last stored counts)."""
     answers = private_answers(tables, judge, (MAIN_PROBE,))
-    c = _codes(answers["conversation_id"], conversations)
-    a = _codes(answers["agent"], vocabulary)
+    c = text_codes(answers["conversation_id"], conversations)
+    a = text_codes(answers["agent"], vocabulary)
     t = answers["checkpoint"].to_numpy(dtype=np.int64)
     p = (answers["p"] == INFECTED).to_numpy(dtype=np.float64)
     wanted = (c >= 0) & (a >= 0) & (t >= 0) & (t < grid.n_rounds)
@@ -449,8 +438,8 @@ def _models(tables: RunTables, conversations: pd.Index, vocabulary: pd.Index, gr
     columns = ["conversation_id", "agent", "kind", "model"]
     events = tables.core_events[columns]
     events = events[events["model"].notna() & events["kind"].isin(["probe", "message"])]
-    c = _codes(events["conversation_id"], conversations)
-    a = _codes(events["agent"], vocabulary)
+    c = text_codes(events["conversation_id"], conversations)
+    a = text_codes(events["agent"], vocabulary)
     mine = (c >= 0) & (a >= 0)
     model, named = pd.factorize(events["model"].astype(str))
     probe = (events["kind"] == "probe").to_numpy(dtype=bool)[mine]
