@@ -1,16 +1,19 @@
-"""The per-record definitions the column-wise code is checked against: the lineage rows and
-propagation orders one statement and claim at a time (`_lineage._frames`,
-`_propagation.slot_orders`). Tests only."""
+"""The per-record definitions the column-wise code is checked against: the records one event
+at a time (`_graph.records`), the lineage rows and propagation orders one statement and claim
+at a time (`_lineage._frames`, `_propagation.slot_orders`). Tests only."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from backchannel.paradigms.testimony._citations import Claim
-from backchannel.paradigms.testimony._graph import Record
+import pandas as pd
+
+from backchannel.analysis import RunTables, decode_json
+from backchannel.paradigms.testimony._citations import Claim, Extraction
+from backchannel.paradigms.testimony._graph import READ, Record, Statement
 from backchannel.paradigms.testimony._lineage import GROUPS, TESTIMONIES, _arm, _supports
-from backchannel.paradigms.testimony._phases import round_of
+from backchannel.paradigms.testimony._phases import label_of, round_of
 from backchannel.paradigms.testimony._roots import holdings
 from backchannel.paradigms.testimony._votes import vote_kind
 
@@ -158,3 +161,93 @@ def member_rows(
                 )
             )
     return rows
+
+
+def records_by_event(tables: RunTables, judge: str) -> list[Record]:
+    """`_graph.records`, one event at a time: the conversations in stored order, each event
+    appended to its own record, then each record's statements sorted by (round, seq)."""
+    done = tables.done_conversations()
+    found: list[Record] = []
+    by_id: dict[str, list[Record]] = {}
+    run_ids = done["run_id"].tolist() if "run_id" in done.columns else [""] * len(done)
+    for run_id, cid, meta in zip(
+        run_ids, done["conversation_id"].tolist(), done["meta"].tolist(), strict=True
+    ):
+        if "endpoint" not in meta:
+            continue
+        record = Record(str(run_id), str(cid), meta, {}, [])
+        found.append(record)
+        by_id.setdefault(record.conversation_id, []).append(record)
+    events = tables.core_events
+    kind, name = events["kind"], events["name"]
+    mask = pd.Series(False, index=events.index)
+    for k, n in READ:
+        mask |= (kind == k) & (name == n)
+    chosen = events[mask & tables.done_events()]
+    labels = _labels(tables.labels_for(judge))
+    extractions: dict[str, Extraction] = {}  # one parse per distinct label text
+    decoded: dict[Any, Any] = {}  # one decoding per distinct vote value
+    columns = ("conversation_id", "kind", "name", "seq", "agent", "role", "round", "text")
+    for cid, k, n, seq, agent, role, number, said, value, status in zip(
+        *(chosen[c].tolist() for c in columns),
+        chosen["value"].tolist(),
+        chosen["status"].tolist(),
+        strict=True,
+    ):
+        for record in by_id.get(str(cid), ()):
+            seq = int(seq)
+            if n == "testimony":
+                record.testimony[str(agent)] = seq
+            elif k == "message":
+                _statement(record, seq, agent, role, int(number), said, labels, extractions)
+            else:
+                if status == "ok" and value not in decoded:
+                    decoded[value] = decode_json(value)
+                record.votes[(str(agent), int(number))] = decoded[value] if status == "ok" else None
+    for record in found:
+        record.statements.sort(key=lambda s: (s.number, s.seq))
+    return found
+
+
+def _labels(labels: pd.DataFrame) -> dict[tuple[str, int], tuple[Any, Any, Any]]:
+    """(status, label, text) of each labelled event, by conversation and event seq."""
+    columns = ("conversation_id", "event_seq", "status", "label", "text")
+    return {
+        (str(cid), int(seq)): (status, label, text)
+        for cid, seq, status, label, text in zip(
+            *(labels[c].tolist() for c in columns), strict=True
+        )
+    }
+
+
+def _statement(
+    record: Record,
+    seq: int,
+    agent: Any,
+    role: Any,
+    number: int,
+    said: Any,
+    labels: dict[tuple[str, int], tuple[Any, Any, Any]],
+    extractions: dict[str, Extraction],
+) -> None:
+    label = labels.get((record.conversation_id, seq))
+    extraction, status, text = None, "not_labelled", ""
+    if label is not None:
+        status, text = str(label[0]), str(label[2] or "")
+        if status == "ok" and isinstance(label[1], str):
+            extraction = extractions.get(label[1])
+            if extraction is None:
+                extraction = extractions[label[1]] = Extraction.from_label(label[1])
+    record.statements.append(
+        Statement(
+            seq,
+            str(agent),
+            str(role),
+            label_of(number),
+            number,
+            extraction,
+            status,
+            text,
+            str(said or ""),
+        )
+    )
