@@ -117,7 +117,7 @@ def _records(tables: RunTables, judge: str) -> list[Record]:
     testimony = (name == "testimony").to_numpy(dtype=bool)[event]
     statement = ~testimony & (kind == "message").to_numpy(dtype=bool)[event]
     vote = ~testimony & ~statement
-    agent = _strings(events["agent"])[event]
+    agent = converted(events["agent"])[event]
     seq = events["seq"].to_numpy(dtype=np.int64)[event]
     number = events["round"].to_numpy(dtype=np.int64)[event]
     senders = list(zip(agent[testimony].tolist(), seq[testimony].tolist(), strict=True))
@@ -142,7 +142,7 @@ def _records(tables: RunTables, judge: str) -> list[Record]:
         for s, a, r, n, e, st, t, x in zip(
             seq[mine].tolist(),
             agent[mine].tolist(),
-            _strings(events["role"].iloc[at]).tolist(),
+            converted(events["role"].iloc[at]).tolist(),
             number[mine].tolist(),
             *labelled,
             events["text"].iloc[at].tolist(),
@@ -178,7 +178,7 @@ def _spans(found: list[Record], rec: np.ndarray) -> list[tuple[slice, Record]]:
     ]
 
 
-def _strings(column: pd.Series, convert: Callable[[Any], Any] = str) -> np.ndarray:
+def converted(column: pd.Series, convert: Callable[[Any], Any] = str) -> np.ndarray:
     """`convert` (by default `str`) of each value of a column as objects, each distinct
     value (missing ones too) converted once."""
     codes, uniques = pd.factorize(column, use_na_sentinel=False)
@@ -222,10 +222,10 @@ def _label_columns(
     last = np.flatnonzero(~pd.Series(stored).duplicated(keep="last").to_numpy(dtype=bool))
     where = pd.Index(stored[last]).get_indexer(wanted)
     mine = labels[["status", "label", "text"]].iloc[last[where[where >= 0]]]
-    status = _strings(mine["status"])
-    text = _strings(mine["text"], lambda t: str(t or ""))
+    status = converted(mine["status"])
+    text = converted(mine["text"], lambda t: str(t or ""))
     # `str` of the status is what counts as ok; a label that is no text has no extraction.
-    parsed = _strings(mine["label"], _extraction)
+    parsed = converted(mine["label"], _extraction)
     ok = np.fromiter(
         (st == "ok" and isinstance(e, Extraction) for st, e in zip(status, parsed, strict=True)),
         dtype=bool,
