@@ -21,21 +21,18 @@ from backchannel.paradigms.testimony._lineage import (
     _frames,
     frame_transitions,
     lineage_metrics,
-    member_rows,
-    statement_rows,
-    tally_claims,
 )
 from backchannel.paradigms.testimony._lineage_report import pooled_rates
 from backchannel.paradigms.testimony._propagation import (
     adopting,
     direct,
     slot_orders,
-    statement_orders,
     through_carrier,
 )
 from backchannel.paradigms.testimony._roots import holdings, state_of, transitions
 
 from ._lineage_run import conversation, tables
+from ._reference import member_rows, statement_orders, statement_rows, tally_claims
 
 # C1. Orders worked out by hand:
 #   R1  A {K:1}          B {S:1}        C {}

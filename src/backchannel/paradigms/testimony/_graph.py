@@ -7,9 +7,11 @@ several extractions of one run coexist and can be compared.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import RunTables, decode_json
@@ -87,93 +89,160 @@ READ = (("message", "testimony"), ("message", "statement"), ("probe", "vote"))
 
 
 def _records(tables: RunTables, judge: str) -> list[Record]:
-    """One pass over the columns of the events a record holds (no event meta, no row dicts):
-    the conversations are read in stored order, each event goes to its own record."""
+    """The records built a column at a time (no per-event loop): each event is matched to its
+    records by integer codes, each statement to its label by an integer key, each distinct
+    text, label and vote value converted once; a record's statements in (round, seq) order,
+    ties in stored order, and of two votes or testimonies with one key the later one."""
     done = tables.done_conversations()
-    found: list[Record] = []
-    by_id: dict[str, list[Record]] = {}
     run_ids = done["run_id"].tolist() if "run_id" in done.columns else [""] * len(done)
-    for run_id, cid, meta in zip(
-        run_ids, done["conversation_id"].tolist(), done["meta"].tolist(), strict=True
-    ):
-        if "endpoint" not in meta:
-            continue
-        record = Record(str(run_id), str(cid), meta, {}, [])
-        found.append(record)
-        by_id.setdefault(record.conversation_id, []).append(record)
+    found = [
+        Record(str(run_id), str(cid), meta, {}, [])
+        for run_id, cid, meta in zip(
+            run_ids, done["conversation_id"].tolist(), done["meta"].tolist(), strict=True
+        )
+        if "endpoint" in meta
+    ]
     events = tables.core_events
     kind, name = events["kind"], events["name"]
     mask = pd.Series(False, index=events.index)
     for k, n in READ:
         mask |= (kind == k) & (name == n)
-    chosen = events[mask & tables.done_events()]
-    labels = _labels(tables.labels_for(judge))
-    extractions: dict[str, Extraction] = {}  # one parse per distinct label text
-    decoded: dict[Any, Any] = {}  # one decoding per distinct vote value
-    columns = ("conversation_id", "kind", "name", "seq", "agent", "role", "round", "text")
-    for cid, k, n, seq, agent, role, number, said, value, status in zip(
-        *(chosen[c].tolist() for c in columns),
-        chosen["value"].tolist(),
-        chosen["status"].tolist(),
-        strict=True,
-    ):
-        for record in by_id.get(str(cid), ()):
-            seq = int(seq)
-            if n == "testimony":
-                record.testimony[str(agent)] = seq
-            elif k == "message":
-                _statement(record, seq, agent, role, int(number), said, labels, extractions)
-            else:
-                if status == "ok" and value not in decoded:
-                    decoded[value] = decode_json(value)
-                record.votes[(str(agent), int(number))] = decoded[value] if status == "ok" else None
-    for record in found:
-        record.statements.sort(key=lambda s: (s.number, s.seq))
+    # Positions of the events read, so only the columns used are taken (never the texts of
+    # the votes, nor the reasoning).
+    chosen = np.flatnonzero((mask & tables.done_events()).to_numpy(dtype=bool))
+    event, rec = _matches([r.conversation_id for r in found], events["conversation_id"], chosen)
+    # Each pair (event, record) in record order, events in stored order within a record.
+    by_record = np.argsort(rec, kind="stable")
+    event, rec = chosen[event[by_record]], rec[by_record]
+    testimony = (name == "testimony").to_numpy(dtype=bool)[event]
+    statement = ~testimony & (kind == "message").to_numpy(dtype=bool)[event]
+    vote = ~testimony & ~statement
+    agent = converted(events["agent"])[event]
+    seq = events["seq"].to_numpy(dtype=np.int64)[event]
+    number = events["round"].to_numpy(dtype=np.int64)[event]
+    senders = list(zip(agent[testimony].tolist(), seq[testimony].tolist(), strict=True))
+    for i, record in _spans(found, rec[testimony]):
+        record.testimony = dict(senders[i])
+    at = event[vote]
+    values = _vote_values(events["value"].iloc[at], events["status"].iloc[at]).tolist()
+    keys = zip(agent[vote].tolist(), number[vote].tolist(), strict=True)
+    votes = list(zip(keys, values, strict=True))
+    for i, record in _spans(found, rec[vote]):
+        record.votes = dict(votes[i])
+    mine = np.flatnonzero(statement)
+    order = np.lexsort((seq[mine], number[mine], rec[mine]))  # stable: ties in stored order
+    mine = mine[order]
+    at = event[mine]
+    labelled = _label_columns(
+        tables.labels_for(judge), events["conversation_id"].iloc[at], seq[mine]
+    )
+    phases = {int(n): label_of(int(n)) for n in np.unique(number[mine])}
+    statements = [
+        Statement(s, a, r, phases[n], n, e, st, t, str(x or ""))
+        for s, a, r, n, e, st, t, x in zip(
+            seq[mine].tolist(),
+            agent[mine].tolist(),
+            converted(events["role"].iloc[at]).tolist(),
+            number[mine].tolist(),
+            *labelled,
+            events["text"].iloc[at].tolist(),
+            strict=True,
+        )
+    ]
+    for i, record in _spans(found, rec[mine]):
+        record.statements = statements[i]
     return found
 
 
-def _labels(labels: pd.DataFrame) -> dict[tuple[str, int], tuple[Any, Any, Any]]:
-    """(status, label, text) of each labelled event, by conversation and event seq."""
-    columns = ("conversation_id", "event_seq", "status", "label", "text")
-    return {
-        (str(cid), int(seq)): (status, label, text)
-        for cid, seq, status, label, text in zip(
-            *(labels[c].tolist() for c in columns), strict=True
-        )
-    }
+def _matches(ids: list[str], cids: pd.Series, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i, record) of a chosen event `chosen[i]` (positions in `cids`) and a record
+    of its conversation (`ids`: the records' conversation ids, possibly repeated across runs),
+    by event then record."""
+    codes = _codes(ids, cids.iloc[chosen])
+    mine, theirs = codes[: len(ids)], codes[len(ids) :]
+    order = np.argsort(mine, kind="stable")
+    lo = np.searchsorted(mine[order], theirs, side="left")
+    count = np.searchsorted(mine[order], theirs, side="right") - lo
+    event = np.repeat(np.arange(len(theirs), dtype=np.int64), count)
+    offset = np.arange(len(event), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    return event, order[np.repeat(lo, count) + offset].astype(np.int64)
 
 
-def _statement(
-    record: Record,
-    seq: int,
-    agent: Any,
-    role: Any,
-    number: int,
-    said: Any,
-    labels: dict[tuple[str, int], tuple[Any, Any, Any]],
-    extractions: dict[str, Extraction],
-) -> None:
-    label = labels.get((record.conversation_id, seq))
-    extraction, status, text = None, "not_labelled", ""
-    if label is not None:
-        status, text = str(label[0]), str(label[2] or "")
-        if status == "ok" and isinstance(label[1], str):
-            extraction = extractions.get(label[1])
-            if extraction is None:
-                extraction = extractions[label[1]] = Extraction.from_label(label[1])
-    record.statements.append(
-        Statement(
-            seq,
-            str(agent),
-            str(role),
-            label_of(number),
-            number,
-            extraction,
-            status,
-            text,
-            str(said or ""),
-        )
+def _spans(found: list[Record], rec: np.ndarray) -> list[tuple[slice, Record]]:
+    """The slice of each record's rows in `rec` (sorted record indices), for the records
+    that have any."""
+    present, starts, counts = np.unique(rec, return_index=True, return_counts=True)
+    return [
+        (slice(lo, lo + n), found[r])
+        for r, lo, n in zip(present.tolist(), starts.tolist(), counts.tolist(), strict=True)
+    ]
+
+
+def converted(column: pd.Series, convert: Callable[[Any], Any] = str) -> np.ndarray:
+    """`convert` (by default `str`) of each value of a column as objects, each distinct
+    value (missing ones too) converted once."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    converted = np.empty(len(uniques), dtype=object)
+    for i, value in enumerate(uniques):  # one by one: a converted sequence stays one object
+        converted[i] = convert(value)
+    return converted[codes]
+
+
+def _codes(*columns: Sequence[Any] | pd.Series) -> np.ndarray:
+    """The values of all `columns`, one after another, as codes of one codebook (missing
+    values get a code of their own)."""
+    parts = [pd.Series(c).astype("str") for c in columns]
+    codes, _ = pd.factorize(pd.concat(parts, ignore_index=True), use_na_sentinel=False)
+    return codes.astype(np.int64)
+
+
+def _vote_values(values: pd.Series, statuses: pd.Series) -> np.ndarray:
+    """Each vote's decoded value (each distinct text decoded once), None unless its status is
+    ok."""
+    codes, texts = pd.factorize(values, use_na_sentinel=True)
+    decoded = np.empty(len(texts) + 1, dtype=object)  # the last one: no value (code -1)
+    for i, text in enumerate(texts):  # one by one: a decoded list stays one object
+        decoded[i] = decode_json(text)
+    found = decoded[codes]
+    found[~(statuses == "ok").to_numpy(dtype=bool, na_value=False)] = None
+    return found
+
+
+def _label_columns(
+    labels: pd.DataFrame, cids: pd.Series, seqs: np.ndarray
+) -> tuple[list[Extraction | None], list[str], list[str]]:
+    """Extraction, status and text of the events (`cids`, `seqs`) from their labels (of two
+    labels of one event, the later): not_labelled and no text without one, an extraction only
+    for an ok label (each distinct label parsed once)."""
+    codes = _codes(cids, labels["conversation_id"])
+    event_seq = labels["event_seq"].to_numpy(dtype=np.int64)
+    top = int(max(seqs.max(initial=0), event_seq.max(initial=0))) + 1
+    wanted = codes[: len(seqs)] * top + seqs
+    stored = codes[len(seqs) :] * top + event_seq
+    last = np.flatnonzero(~pd.Series(stored).duplicated(keep="last").to_numpy(dtype=bool))
+    where = pd.Index(stored[last]).get_indexer(wanted)
+    mine = labels[["status", "label", "text"]].iloc[last[where[where >= 0]]]
+    status = converted(mine["status"])
+    text = converted(mine["text"], lambda t: str(t or ""))
+    # `str` of the status is what counts as ok; a label that is no text has no extraction.
+    parsed = converted(mine["label"], _extraction)
+    ok = np.fromiter(
+        (st == "ok" and isinstance(e, Extraction) for st, e in zip(status, parsed, strict=True)),
+        dtype=bool,
+        count=len(parsed),
     )
+    extraction = np.full(len(seqs), None, dtype=object)
+    statuses = np.full(len(seqs), "not_labelled", dtype=object)
+    texts = np.full(len(seqs), "", dtype=object)
+    hit = np.flatnonzero(where >= 0)
+    extraction[hit[ok]] = parsed[ok]
+    statuses[hit], texts[hit] = status, text
+    return extraction.tolist(), statuses.tolist(), texts.tolist()
+
+
+def _extraction(label: Any) -> Extraction | None:
+    """The extraction a label holds; None for a label that is no text."""
+    return Extraction.from_label(label) if isinstance(label, str) else None
 
 
 def citation_table(tables: RunTables) -> pd.DataFrame:

@@ -17,12 +17,11 @@ import pandas as pd
 
 from backchannel.analysis import RunTables
 from backchannel.paradigms.testimony._cells import Cells, with_cell
-from backchannel.paradigms.testimony._citations import Claim
 from backchannel.paradigms.testimony._graph import Record, citation_judges, records
 from backchannel.paradigms.testimony._phases import round_of
-from backchannel.paradigms.testimony._propagation import slot_orders, statement_orders
-from backchannel.paradigms.testimony._roots import STATES, holdings
-from backchannel.paradigms.testimony._votes import VOTE_KINDS, vote_kind
+from backchannel.paradigms.testimony._propagation import slot_orders
+from backchannel.paradigms.testimony._roots import STATES
+from backchannel.paradigms.testimony._votes import VOTE_KINDS
 
 TESTIMONIES = ("key", "second_key")
 ARM = ["model", "condition", "intervention"]
@@ -47,12 +46,6 @@ def _supports(meta: dict[str, Any]) -> dict[str, str | None]:
     return {m["sender"]: (m.get("asserts") or {}).get("supports") for m in messages}
 
 
-def _carried(record: Record) -> dict[tuple[str, str], dict[str, int]]:
-    return statement_orders(
-        [((s.agent, s.phase), s.extraction.claims) for s in record.statements if s.extraction]
-    )
-
-
 STATEMENT_COLUMNS = (
     *ARM,
     "conversation_id",
@@ -75,79 +68,6 @@ STATEMENT_COLUMNS = (
     "claims_carrier",
     "order",
 )
-
-
-def statement_rows(
-    record: Record, carried: dict[tuple[str, str], dict[str, int]] | None = None
-) -> list[tuple[Any, ...]]:
-    """One row (`STATEMENT_COLUMNS`) per analysed or observer statement and testimony (key,
-    second_key); `carried` is the record's propagation orders, when already worked out."""
-    meta = record.meta
-    carried = _carried(record) if carried is None else carried
-    supports = _supports(meta)
-    arm = tuple(_arm(meta).values())
-    senders = [(t, meta[t]) for t in TESTIMONIES]
-    endpoints = {sender: supports.get(sender) for _, sender in senders}
-    rows = []
-    for s in record.statements:
-        group = GROUPS.get(s.role)
-        if group is None or (group == "members") != s.phase.startswith("R"):
-            continue
-        claims = s.extraction.claims if s.extraction else ()
-        mine = carried.get((s.agent, s.phase), {})
-        tally = tally_claims(claims, endpoints, carried)
-        backed = {c.supports for c in claims}
-        for testimony, sender in senders:
-            endpoint = endpoints[sender]
-            direct_claims, carrier_claims, adopting_claims = tally[sender]
-            rows.append(
-                (
-                    *arm,
-                    record.conversation_id,
-                    group,
-                    s.agent,
-                    s.phase,
-                    testimony,
-                    s.extraction is not None,
-                    s.status,
-                    direct_claims > 0,
-                    carrier_claims > 0,
-                    sender in mine,
-                    adopting_claims > 0,
-                    endpoint is not None and endpoint in backed,
-                    adopting_claims,
-                    direct_claims,
-                    carrier_claims,
-                    mine.get(sender),
-                )
-            )
-    return rows
-
-
-def tally_claims(
-    claims: Sequence[Claim],
-    endpoints: dict[str, str | None],
-    carried: dict[tuple[str, str], dict[str, int]],
-) -> dict[str, list[int]]:
-    """Per testimony sender, in one pass over a statement's claims: the claims citing it
-    directly (`direct`), carrying it through an earlier statement (`through_carrier`), and
-    carrying it while supporting its endpoint (`adopting`)."""
-    tally = {sender: [0, 0, 0] for sender in endpoints}
-    for claim in claims:
-        if claim.kind == "testimony":
-            found = tally.get(claim.source)
-            if found is not None:
-                found[0] += 1
-                endpoint = endpoints[claim.source]
-                found[2] += endpoint is not None and claim.supports == endpoint
-            continue
-        cited = carried.get((claim.source, claim.round or ""), {})
-        for sender, found in tally.items():
-            if sender in cited:
-                found[1] += 1
-                endpoint = endpoints[sender]
-                found[2] += endpoint is not None and claim.supports == endpoint
-    return tally
 
 
 def citation_rates(rows: pd.DataFrame) -> list[dict[str, Any]]:
@@ -200,44 +120,11 @@ MEMBER_COLUMNS = (
 )
 
 
-def member_rows(
-    record: Record, carried: dict[tuple[str, str], dict[str, int]] | None = None
-) -> list[tuple[Any, ...]]:
-    """One row (`MEMBER_COLUMNS`) per member and round: its root state, the orders it holds
-    them at, its vote; `carried` is the record's propagation orders, when already worked out."""
-    meta = record.meta
-    carried = _carried(record) if carried is None else carried
-    rounds = int(meta["rounds"])
-    true_root = meta["second_key"]
-    false_root = meta["key"] if meta["condition"] == "C1" else None
-    members = [a["name"] for a in meta["agents"] if a["role"] == "member"]
-    arm = tuple(_arm(meta).values())
-    rows = []
-    for member in members:
-        by_round = [carried.get((member, f"R{k}"), {}) for k in range(1, rounds + 1)]
-        for k, (state, t, f) in enumerate(holdings(by_round, true_root, false_root), start=1):
-            number = round_of(f"R{k}")
-            vote = vote_kind(record.votes.get((member, number)), meta["endpoint"], meta["decoy"])
-            rows.append(
-                (
-                    *arm,
-                    record.conversation_id,
-                    member,
-                    f"R{k}",
-                    state,
-                    t,
-                    f,
-                    vote,
-                    false_root is not None,
-                )
-            )
-    return rows
-
-
 def _frames(found: list[Record]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rows of `statement_rows` and `member_rows` of every record, worked out a column at
-    a time: the propagation orders a round at a time over all records at once; a frame with
-    no rows has no columns."""
+    """One row per analysed or observer statement and testimony (`STATEMENT_COLUMNS`) and one
+    per member and round (`MEMBER_COLUMNS`) of every record, worked out a column at a time: the
+    propagation orders a round at a time over all records at once; a frame with no rows has no
+    columns. The per-record definitions they match: tests/paradigms/testimony/_reference.py."""
     table = _Table(found)
     return (
         _frame(table.statement_columns(), STATEMENT_COLUMNS),
@@ -353,10 +240,10 @@ class _Table:
         cited_label = cited_round[row]
         late = ~self.testimony & (numbers[cited_label] >= self.number[self.claim_statement])
         late |= ~self.testimony & (numbers[cited_label] < 0)
-        if late.any():  # as `statement_orders` refuses them
+        if late.any():  # claims must cite earlier rounds only
             first = int(np.flatnonzero(late)[0])
             at, bad = int(self.claim_statement[first]), claims[int(row[first])]
-            round_of(bad.round or "")  # a label that is no round raises as it did there
+            round_of(bad.round or "")  # a label that is no round raises its own error
             raise ValueError(
                 f"{statements[at].agent}@{statements[at].phase} cites "
                 f"{bad.source}@{bad.round}, not earlier"

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import ORDER_COLUMNS, RunTables, decode_json
+from backchannel.paradigms.testimony._graph import converted
 
 VOTE = "vote"
 
 
 def order_answers(tables: RunTables) -> pd.DataFrame:
-    """One row per vote (`ORDER_COLUMNS`), read from the event columns (no event meta; each
-    distinct stored value decoded once)."""
+    """One row per vote (`ORDER_COLUMNS`), read from the event columns by position (no event
+    meta, no other column taken; each distinct id, name and stored value converted once)."""
     done = tables.done_conversations()
     options = {
         str(cid): list(meta.get("options") or [])
@@ -26,24 +28,25 @@ def order_answers(tables: RunTables) -> pd.DataFrame:
     chosen = (
         (events["kind"] == "probe") & (events["name"] == VOTE) & (events["channel"] == "private")
     )
-    votes = events[chosen & tables.done_events()]
-    if votes.empty:
+    at = np.flatnonzero((chosen & tables.done_events()).to_numpy(dtype=bool))
+    if not len(at):
         return pd.DataFrame([], columns=list(ORDER_COLUMNS))
-    decoded: dict[Any, Any] = {}
-    for text in votes["value"].unique().tolist():
-        decoded[text] = decode_json(text)
-    ids = [str(c) for c in votes["conversation_id"].tolist()]
-    answers = [
-        None if status != "ok" or (value := decoded[text]) is None else str(value)
-        for status, text in zip(votes["status"].tolist(), votes["value"].tolist(), strict=True)
-    ]
+    ids = converted(events["conversation_id"])[at].tolist()
+    answers = converted(events["value"].iloc[at], _answer)
+    answers[~(events["status"].iloc[at] == "ok").to_numpy(dtype=bool, na_value=False)] = None
     columns: dict[str, list[Any]] = {
         "conversation_id": ids,
-        "seq": [int(s) for s in votes["seq"].tolist()],
-        "agent": [str(a) for a in votes["agent"].tolist()],
-        "role": [str(r) for r in votes["role"].tolist()],
+        "seq": events["seq"].to_numpy(dtype=np.int64)[at].tolist(),
+        "agent": converted(events["agent"])[at].tolist(),
+        "role": converted(events["role"])[at].tolist(),
         "options": [options.get(c) or None for c in ids],
         "speakers": [None] * len(ids),
-        "answer": answers,
+        "answer": answers.tolist(),
     }
     return pd.DataFrame(columns, columns=list(ORDER_COLUMNS))
+
+
+def _answer(text: Any) -> str | None:
+    """A stored vote as an answer: the decoded value as text, None when there is none."""
+    value = decode_json(text)
+    return None if value is None else str(value)

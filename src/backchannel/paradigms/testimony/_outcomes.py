@@ -183,12 +183,18 @@ class _Counter:
     def _participants(self) -> dict[str, np.ndarray]:
         """The analysed four at T0, T1, R1..RK of their story."""
         stories = self.stories
+        # The checkpoints of each distinct number of rounds, worked out once.
+        kinds, rounds = pd.factorize(np.asarray(stories.rounds, dtype=np.int64))
         checkpoints = [
-            [round_of(label) for label in participant_checkpoints(k)] for k in stories.rounds
+            np.array([round_of(label) for label in participant_checkpoints(int(k))], np.int64)
+            for k in rounds
         ]
-        sizes = np.array([len(c) for c in checkpoints], dtype=np.int64)
+        sizes = np.array([len(c) for c in checkpoints], dtype=np.int64)[kinds]
         story = np.repeat(np.arange(len(stories), dtype=np.int64), sizes)
-        numbers = np.array([n for c in checkpoints for n in c], dtype=np.int64)
+        flat = np.concatenate([np.zeros(0, np.int64), *checkpoints])
+        starts = np.cumsum([len(c) for c in checkpoints]) - [len(c) for c in checkpoints]
+        offset = np.arange(len(story), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        numbers = flat[np.asarray(starts, dtype=np.int64)[kinds][story] + offset]
         thresholds = np.array([m["participants"] for m in stories.majority])[story]
         counts = self.counts(0, story, numbers)
         voters = np.array([len(n) for n in stories.analysed], dtype=np.int64)[story]

@@ -12,39 +12,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from backchannel.paradigms.testimony._citations import Claim
-from backchannel.paradigms.testimony._phases import round_of
 
 Key = tuple[str, str]  # (agent, round label)
-
-
-def claim_orders(claim: Claim, carried: Mapping[Key, Mapping[str, int]]) -> dict[str, int]:
-    """The testimonies (by sender) one claim carries, with their orders."""
-    if claim.kind == "testimony":
-        return {claim.source: 1}
-    cited = carried.get((claim.source, claim.round or ""), {})
-    return {sender: order + 1 for sender, order in cited.items()}
-
-
-def statement_orders(
-    statements: Sequence[tuple[Key, Sequence[Claim]]],
-) -> dict[Key, dict[str, int]]:
-    """For each statement, the testimonies it carries and at which order.
-
-    Raises ValueError on a claim citing a statement that is not earlier (such claims are
-    invalid and must have been set aside by the checks in `_citations`).
-    """
-    carried: dict[Key, dict[str, int]] = {}
-    for key, claims in sorted(statements, key=lambda s: round_of(s[0][1])):
-        orders: dict[str, int] = {}
-        for claim in claims:
-            if claim.kind == "statement" and round_of(claim.round or "") >= round_of(key[1]):
-                raise ValueError(
-                    f"{key[0]}@{key[1]} cites {claim.source}@{claim.round}, not earlier"
-                )
-            for sender, order in claim_orders(claim, carried).items():
-                orders[sender] = max(order, orders.get(sender, 0))
-        carried[key] = orders
-    return carried
 
 
 def direct(claims: Sequence[Claim], sender: str) -> int:
@@ -91,7 +60,8 @@ def slot_orders(
     cited: np.ndarray,
     n_slots: int,
 ) -> np.ndarray:
-    """`statement_orders` of one testimony for many statements at once, a round at a time.
+    """The order at which each statement carries one testimony, for many statements at once,
+    a round at a time (the definition above; a per-statement reference is in the tests).
 
     Statements (with an extraction) are given by their round `numbers` and key `slots` (one
     slot per distinct (conversation, agent, round label)); claims by their statement's index,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import RunTables, decode_json
@@ -20,7 +21,7 @@ from backchannel.paradigms._stance_rows import (
     pairs_frame,
     skipped_row,
 )
-from backchannel.paradigms.testimony._graph import Record, citation_judges, records
+from backchannel.paradigms.testimony._graph import Record, citation_judges, converted, records
 from backchannel.paradigms.testimony._votes import vote_kind
 
 UNKNOWN = "UNKNOWN"
@@ -40,21 +41,25 @@ Vote = tuple[int, Any, Any]
 
 def _votes(tables: RunTables) -> dict[tuple[str, str, int], Vote]:
     """Each finished conversation's votes by (conversation, agent, round); of two votes of one
-    agent and round, the later (higher seq). Read from the event columns: no event meta, each
-    distinct value decoded once."""
+    agent and round, the later (higher seq). Read from the event columns by position (no event
+    meta, no other column taken), each distinct id, name and value converted once."""
     events = tables.core_events
-    chosen = events[(events["kind"] == "probe") & (events["name"] == "vote")]
-    chosen = chosen[tables.done_events()[chosen.index]].sort_values("seq", kind="stable")
-    decoded: dict[Any, Any] = {}
-    found: dict[tuple[str, str, int], Vote] = {}
-    columns = ("conversation_id", "agent", "round", "seq", "value", "status")
-    for cid, agent, number, seq, value, status in zip(
-        *(chosen[c].tolist() for c in columns), strict=True
-    ):
-        if value not in decoded:
-            decoded[value] = decode_json(value)
-        found[(str(cid), str(agent), int(number))] = (int(seq), decoded[value], status)
-    return found
+    chosen = (events["kind"] == "probe") & (events["name"] == "vote") & tables.done_events()
+    at = np.flatnonzero(chosen.to_numpy(dtype=bool))
+    at = at[np.argsort(events["seq"].to_numpy(dtype=np.int64)[at], kind="stable")]
+    keys = zip(
+        converted(events["conversation_id"])[at].tolist(),
+        converted(events["agent"])[at].tolist(),
+        events["round"].to_numpy(dtype=np.int64)[at].tolist(),
+        strict=True,
+    )
+    found = zip(
+        events["seq"].to_numpy(dtype=np.int64)[at].tolist(),
+        converted(events["value"].iloc[at], decode_json).tolist(),
+        events["status"].iloc[at].tolist(),
+        strict=True,
+    )
+    return dict(zip(keys, found, strict=True))  # a later key replaces an earlier one
 
 
 def _probes(tables: RunTables) -> dict[tuple[str, int], Vote]:
