@@ -75,6 +75,7 @@ if TYPE_CHECKING:
         welch_t_test,
         wilcoxon_signed_rank,
     )
+    from backchannel.analysis._texts import texts_in
     from backchannel.analysis._typed import (
         Design,
         Metrics,
@@ -162,6 +163,7 @@ __all__ = [
     "separation_problems",
     "sign_test",
     "t_mean_ci",
+    "texts_in",
     "validity",
     "wald_test",
     "welch_t_test",
@@ -220,6 +222,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "decode_json",
             ),
             "._records": ("CellRow", "IntervalRecord", "Record"),
+            "._texts": ("texts_in",),
             "._typed": (
                 "Design",
                 "Metrics",

@@ -23,6 +23,7 @@ from backchannel.analysis._multiple import holm
 from backchannel.analysis._records import IntervalRecord
 from backchannel.analysis._results import Interval, TestResult, skipped_interval
 from backchannel.analysis._tests import mann_whitney_u, wilcoxon_signed_rank
+from backchannel.analysis._texts import texts_in
 from backchannel.analysis._typed import cell_groups
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def divergence(
     factors), round and role, and the tests between cells that differ in one factor."""
     check_stance_pairs(pairs)
     known = set(conversations["conversation_id"].astype(str))
-    pairs = pairs[pairs["conversation_id"].astype(str).isin(known)].reset_index(drop=True)
+    pairs = pairs[texts_in(pairs["conversation_id"], known)].reset_index(drop=True)
     pairs = pairs.assign(conversation_id=pairs["conversation_id"].astype(str))
     levels = design.levels(conversations)
     measures = classify_pairs(pairs)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from backchannel._safe_text import from_csv_cell
+from backchannel.analysis._texts import texts_in
 from backchannel.engine import (
     CONVERSATION_TABLE,
     EVENT_TABLE,
@@ -191,9 +192,7 @@ class RunTables:
         finished = self.conversations["status"] == DONE
         done = self.conversations["conversation_id"][finished]
         events = self.core_events
-        return pd.Series(
-            events["conversation_id"].isin(done).to_numpy(dtype=bool), index=events.index
-        )
+        return pd.Series(texts_in(events["conversation_id"], done), index=events.index)
 
     def events_of(
         self,

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from backchannel.analysis import Design, RunTables
+from backchannel.analysis import Design, RunTables, texts_in
 from backchannel.engine import distances
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
@@ -238,7 +238,7 @@ def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
     cells = Cells.of(tables, Design.of(tables).factors)
     final = _final_answers(tables, judge)
     per_conversation = _distances(tables)
-    kept = final[final["conversation_id"].astype(str).isin(per_conversation)]
+    kept = final[texts_in(final["conversation_id"], per_conversation)]
     found = [
         per_conversation[str(cid)][str(agent)]
         for cid, agent in zip(kept["conversation_id"].tolist(), kept["agent"].tolist(), strict=True)
@@ -294,7 +294,7 @@ def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
     cells = Cells.of(tables, design.by(pooled=model_factors(design)))
     final = _final_answers(tables, judge)
     info = groups(tables)
-    kept = final[final["conversation_id"].astype(str).isin(info)]
+    kept = final[texts_in(final["conversation_id"], info)]
     ids = kept["conversation_id"].astype(str)
     adversary = {cid: _adversary_model(group) for cid, group in info.items()}
     honest = [

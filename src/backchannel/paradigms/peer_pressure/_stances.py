@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from backchannel.analysis import STANCE_PAIR_COLUMNS, RunTables
+from backchannel.analysis import STANCE_PAIR_COLUMNS, RunTables, texts_in
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
     MAIN_PROBE,
@@ -109,7 +109,7 @@ def _honest_turns(tables: RunTables, judge: str) -> pd.DataFrame:
     honest = turns[turns["role"] == HONEST].copy()
     threshold = honest["conversation_id"].map(first).astype(float)
     exposed = (position[honest.index] > threshold).fillna(False).astype(bool)
-    without = ~honest["conversation_id"].astype(str).isin(with_adversaries)
+    without = ~texts_in(honest["conversation_id"], with_adversaries)
     honest["counted"] = exposed | without
     labelled = _labelled(tables, judge, honest)
     return labelled.rename(columns={"valid": "valid_turn"}).drop(columns=["label_status"])
