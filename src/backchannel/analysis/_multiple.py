@@ -1,7 +1,10 @@
-"""Multiple-comparison adjustments of a family of p-values (statsmodels multipletests).
+"""Multiple-comparison adjustments of a family of p-values, as statsmodels' `multipletests`
+computes them (the tests compare both).
 
 A test that could not run has no p-value (None or NaN): it is left out of the family and keeps
 None, so the adjustment is over the tests that ran, and the report can still show the others.
+`multipletests(method="holm")` ends with a full `gc.collect()`, which costs more the more objects
+a large run holds; the same arithmetic is done here with numpy.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from statsmodels.stats.multitest import multipletests
+import numpy as np
 
 
 def _adjust(p_values: Sequence[float | None], method: str) -> list[float | None]:
@@ -20,10 +23,28 @@ def _adjust(p_values: Sequence[float | None], method: str) -> list[float | None]
             raise ValueError(f"p-value {p} outside [0, 1]")
     adjusted: list[float | None] = [None] * len(p_values)
     if tested:
-        _, corrected, _, _ = multipletests([p_values[i] for i in tested], method=method)
-        for i, p in zip(tested, corrected, strict=True):
+        corrected = _corrected(np.asarray([p_values[i] for i in tested], dtype=float), method)
+        for i, p in zip(tested, corrected.tolist(), strict=True):
             adjusted[i] = float(p)
     return adjusted
+
+
+def _corrected(p: np.ndarray, method: str) -> np.ndarray:
+    """`multipletests(p, method=method)[1]`, step for step: sorted ascending, adjusted, capped at
+    1 and put back in the given order."""
+    order = np.argsort(p)
+    ranked = np.take(p, order)
+    n = len(ranked)
+    if method == "bonferroni":
+        corrected = ranked * float(n)
+    elif method == "holm":
+        corrected = np.maximum.accumulate(ranked * np.arange(n, 0, -1))
+    else:
+        raise ValueError(f"unknown adjustment {method!r}")
+    corrected[corrected > 1] = 1
+    found = np.empty_like(corrected)
+    found[order] = corrected
+    return found
 
 
 def bonferroni(p_values: Sequence[float | None]) -> list[float | None]:
