@@ -10,7 +10,7 @@ docs/divergence.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -118,20 +118,36 @@ def clustered_proportion_ci(
     design effect from, so the worst case (every unit of a cluster alike) sets the effective
     size: n² / Σ n_g². Fewer than two clusters: skipped.
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
     y = np.asarray(values, dtype=float)
     groups = np.asarray(clusters)
     if len(y) != len(groups):
+        _check_confidence(confidence)
         raise ValueError("values and clusters differ in length")
+
+    def codes() -> np.ndarray:
+        import pandas as pd
+
+        found, _ = pd.factorize(groups, sort=True)  # np.unique's codes, without sorting rows
+        return np.asarray(found)
+
+    return _clustered_ci(y, codes, confidence)
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+
+
+def _clustered_ci(y: np.ndarray, codes: Callable[[], np.ndarray], confidence: float) -> Interval:
+    """`clustered_proportion_ci` of the units `y`, whose clusters `codes()` numbers 0, 1, ... in
+    the sorted order of their ids (asked for only when there are units)."""
+    _check_confidence(confidence)
     n = len(y)
     if n == 0:
         return skipped_interval("no classified pairs", 0)
     p = float(y.mean())
-    import pandas as pd
-
-    codes, _ = pd.factorize(groups, sort=True)  # np.unique's codes, without sorting every row
-    sizes = np.bincount(codes)
+    clusters = codes()
+    sizes = np.bincount(clusters)
     g = len(sizes)
     if g < 2:
         return skipped_interval(
@@ -140,7 +156,7 @@ def clustered_proportion_ci(
     if p in (0.0, 1.0):
         effective = n * n / float((sizes.astype(float) ** 2).sum())
     else:
-        residual_sums = np.bincount(codes, weights=y - p)
+        residual_sums = np.bincount(clusters, weights=y - p)
         variance = float((residual_sums**2).sum()) / (n * n)
         binomial = p * (1 - p) / n
         effective = n if variance <= 0 else min(float(n), n * binomial / variance)
@@ -167,7 +183,10 @@ def divergence(
     confidence: float = 0.95,
 ) -> Divergence:
     """The divergence measures of a run from its stance pairs: per cell (the design's
-    factors), round and role, and the tests between cells that differ in one factor."""
+    factors), round and role, and the tests between cells that differ in one factor.
+
+    Cells are found on the few key columns only, and each measure and conversation id is read
+    once as an array: taking every cell's rows of the whole frame copied its texts."""
     check_stance_pairs(pairs)
     known = set(conversations["conversation_id"].astype(str))
     pairs = pairs[texts_in(pairs["conversation_id"], known)].reset_index(drop=True)
@@ -175,30 +194,37 @@ def divergence(
     levels = design.levels(conversations)
     measures = classify_pairs(pairs)
     frame = pairs.drop(columns=["agree"]).join(measures)
-    rows: list[DivergenceRow] = []
     keys = design.by(extra=["round", "role"])
-    for cell, group in cell_groups(frame, keys, levels):
-        classified = group[group["skipped"].isna()]
-        reasons = group["skipped"].dropna().astype(str).value_counts()
+    columns = dict.fromkeys(["conversation_id", *(k for k in keys if k in frame.columns)])
+    classified = frame["skipped"].isna().to_numpy(dtype=bool)
+    flags = {name: _flags(frame[name], classified) for name in MEASURES}
+    conversation_codes = _sorted_codes(frame["conversation_id"].to_numpy())
+    reason_codes, reasons = _reason_codes(frame["skipped"], classified)
+    rows: list[DivergenceRow] = []
+    for cell, group in cell_groups(frame[list(columns)], keys, levels):
+        everyone = group.index.to_numpy(dtype=np.int64)  # the frame's index is its places
+        chosen = everyone[classified[everyone]]
+        dense = _dense(conversation_codes[chosen])
+        skipped = np.bincount(reason_codes[everyone][~classified[everyone]], minlength=len(reasons))
         values: dict[str, Any] = {}
         counts: dict[str, int] = {}
         for name in MEASURES:
-            flags = classified[name].astype(bool).to_numpy()
-            counts[name] = int(flags.sum())
-            interval = clustered_proportion_ci(
-                flags, classified["conversation_id"].to_numpy(), confidence=confidence
-            )
-            values[name] = _record(interval)
+            y = flags[name][chosen]
+            counts[name] = int(np.count_nonzero(y))
+            values[name] = _record(_clustered_ci(y.astype(float), dense, confidence))
         rows.append(
             DivergenceRow.model_validate(
                 {
                     **cell,
                     "round": int(cell["round"]),
                     "role": str(cell["role"]),
-                    "pairs": len(group),
-                    "n": len(classified),
-                    "conversations": int(classified["conversation_id"].nunique()),
-                    "skipped": {str(k): int(v) for k, v in sorted(reasons.items())},
+                    "pairs": len(everyone),
+                    "n": len(chosen),
+                    "conversations": len(np.unique(conversation_codes[chosen])),
+                    "skipped": {
+                        reasons[i]: int(skipped[i])
+                        for i in sorted(np.flatnonzero(skipped).tolist(), key=reasons.__getitem__)
+                    },
                     "counts": counts,
                     **values,
                 }
@@ -207,8 +233,45 @@ def divergence(
     return Divergence(
         interval=INTERVAL_METHOD,
         by_cell=rows,
-        tests=_tests(frame, design, conversations, levels),
+        tests=_tests(frame, design, conversations, levels, (classified, flags)),
     )
+
+
+def _flags(column: pd.Series, classified: np.ndarray) -> np.ndarray:
+    """A measure as booleans, as `astype(bool)` reads it on the classified pairs (a skipped
+    pair's NA reads False: it is never counted)."""
+    values = np.zeros(len(column), dtype=bool)
+    values[classified] = column[classified].astype(bool).to_numpy(dtype=bool)
+    return values
+
+
+def _sorted_codes(values: np.ndarray) -> np.ndarray:
+    """Each value's code among the distinct values in sorted order (`pd.factorize` sorted)."""
+    import pandas as pd
+
+    codes, _ = pd.factorize(values, sort=True)
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _dense(codes: np.ndarray) -> Callable[[], np.ndarray]:
+    """Codes of a subset renumbered 0, 1, ... keeping their order: what sorting the subset's
+    own ids would give."""
+    return lambda: np.unique(codes, return_inverse=True)[1].reshape(-1)
+
+
+def _reason_codes(column: pd.Series, classified: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Each skipped pair's reason (as text) coded, -1 for a classified pair, and the reasons."""
+    codes = np.full(len(column), -1, dtype=np.int64)
+    found, reasons = _factorized_texts(column[~classified].astype(str))
+    codes[~classified] = found
+    return codes, reasons
+
+
+def _factorized_texts(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    import pandas as pd
+
+    codes, uniques = pd.factorize(column)
+    return np.asarray(codes, dtype=np.int64), [str(u) for u in uniques.tolist()]
 
 
 def _tests(
@@ -216,6 +279,7 @@ def _tests(
     design: Design,
     conversations: pd.DataFrame,
     levels: dict[str, dict[str, Any]],
+    measured: tuple[np.ndarray, dict[str, np.ndarray]],
 ) -> list[DivergenceTest]:
     """Every tested share between two cells that differ in exactly one factor, per role,
     with Holm's adjustment over the whole family."""
@@ -224,31 +288,24 @@ def _tests(
         return []
     units = conversations.assign(conversation_id=conversations["conversation_id"].astype(str))
     units = units.reset_index(drop=True)  # a cell's index labels are its rows' places
-    cells = cell_groups(units, factors, levels)
-    keys_of = [_unit_keys(group) for _, group in cells]
-    places = [
-        _places(group, keys is not None) for (_, group), keys in zip(cells, keys_of, strict=True)
-    ]
-    classified = frame[frame["skipped"].isna()]
-    flags = classified.assign(
-        **{name: classified[name].astype(bool).astype(float) for name in TESTED}
+    columns = dict.fromkeys(
+        ["conversation_id", *(f for f in factors if f in units.columns), "item_id", "replicate"]
     )
-    ids = units["conversation_id"].tolist()
-    per_conversation = {  # each unit's share (NaN without a classified pair), in units' order
-        (str(role), name): flags[flags["role"] == role]
-        .groupby("conversation_id")[name]
-        .mean()
-        .reindex(ids)
-        .to_numpy(dtype=float)
-        for role in sorted(frame["role"].astype(str).unique())
-        for name in TESTED
-    }
+    cells = cell_groups(units[list(columns)], factors, levels)
+    items = _sorted_codes(units["item_id"].astype(str).to_numpy())
+    replicates = units["replicate"].astype(int).to_numpy(dtype=np.int64)
+    keys_of = [_unit_keys(group.index.to_numpy(np.int64), items, replicates) for _, group in cells]
+    places = [
+        _places(group.index.to_numpy(np.int64), keys)
+        for (_, group), keys in zip(cells, keys_of, strict=True)
+    ]
+    per_conversation = _shares(frame, units["conversation_id"], *measured)
     found: list[tuple[dict[str, Any], TestResult, float]] = []
     for (i, (first, _)), (j, (second, _)) in combinations(enumerate(cells), 2):
         differing = [f for f in factors if first[f] != second[f]]
         if len(differing) != 1:
             continue
-        paired = keys_of[i] is not None and keys_of[i] == keys_of[j]
+        paired = _same_keys(keys_of[i], keys_of[j])
         a, b = places[i][paired], places[j][paired]
         for (role, name), shares in per_conversation.items():
             va, vb = shares[a], shares[b]
@@ -287,20 +344,57 @@ def _tests(
     ]
 
 
-def _unit_keys(group: pd.DataFrame) -> tuple[tuple[str, int], ...] | None:
-    """A cell's (item, replicate) keys in order, or None when one repeats (no pairing)."""
-    keys = sorted(zip(group["item_id"].astype(str), group["replicate"].astype(int), strict=True))
-    return tuple(keys) if len(set(keys)) == len(keys) else None
+def _shares(
+    frame: pd.DataFrame,
+    ids: pd.Series,
+    classified: np.ndarray,
+    flags: dict[str, np.ndarray],
+) -> dict[tuple[str, str], np.ndarray]:
+    """Each unit's share of each tested measure per role, in units' order (NaN without a
+    classified pair of that role): the mean of its pairs' 0/1 flags, summed exactly."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(pd.concat([frame["conversation_id"], ids], ignore_index=True))
+    codes = np.asarray(codes, dtype=np.int64)
+    pair_codes, unit_codes = codes[: len(frame)], codes[len(frame) :]
+    found: dict[tuple[str, str], np.ndarray] = {}
+    for role in sorted(frame["role"].astype(str).unique()):
+        chosen = classified & (frame["role"] == role).to_numpy(dtype=bool)
+        counts = np.bincount(pair_codes[chosen], minlength=len(uniques)).astype(float)
+        for name in TESTED:
+            sums = np.bincount(
+                pair_codes[chosen], weights=flags[name][chosen], minlength=len(uniques)
+            )
+            with np.errstate(invalid="ignore"):
+                found[(str(role), name)] = (sums / counts)[unit_codes]
+    return found
 
 
-def _places(group: pd.DataFrame, pairable: bool) -> dict[bool, np.ndarray]:
+UnitKeys = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""A cell's (item, replicate) keys: the order that sorts its units by them, and the keys' item
+codes and replicates in that order."""
+
+
+def _unit_keys(rows: np.ndarray, items: np.ndarray, replicates: np.ndarray) -> UnitKeys | None:
+    """A cell's (item, replicate) keys in order (item codes sort as the items' texts), with the
+    order that sorts them, or None when one repeats (no pairing)."""
+    item, replicate = items[rows], replicates[rows]
+    order = np.lexsort((replicate, item))
+    item, replicate = item[order], replicate[order]
+    repeated = (item[1:] == item[:-1]) & (replicate[1:] == replicate[:-1])
+    return None if bool(repeated.any()) else (order, item, replicate)
+
+
+def _same_keys(first: UnitKeys | None, second: UnitKeys | None) -> bool:
+    if first is None or second is None:
+        return False
+    return bool(np.array_equal(first[1], second[1]) and np.array_equal(first[2], second[2]))
+
+
+def _places(rows: np.ndarray, keys: UnitKeys | None) -> dict[bool, np.ndarray]:
     """A cell's rows among the units (its index), unpaired in the cell's order and, when its
     keys are unique, paired in the order of its (item, replicate) keys."""
-    rows = group.index.to_numpy(dtype=np.int64)
     places = {False: rows}
-    if pairable:
-        items = [str(item) for item in group["item_id"].tolist()]
-        replicates = [int(r) for r in group["replicate"].tolist()]
-        order = sorted(range(len(rows)), key=lambda i: (items[i], replicates[i]))
-        places[True] = rows[np.asarray(order, dtype=np.int64)]
+    if keys is not None:
+        places[True] = rows[keys[0]]
     return places
