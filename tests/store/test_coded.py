@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from backchannel.store._coded import Lookup, run_order
+from backchannel.store._coded import Lookup, run_order, sort_order
 
 
 def test_texts_name_each_code_and_give_na_for_an_unknown_one() -> None:
@@ -59,3 +59,48 @@ def test_rows_already_in_order_keep_their_order() -> None:
     frame = pd.DataFrame({"conv": [1, 1, 2], "seq": [0, 1, 0]})
     ordered = run_order(frame, Lookup({1: "a", 2: "b"}), {1: 0, 2: 1}, ["seq"], {})
     pd.testing.assert_frame_equal(ordered, frame)
+
+
+def _searched(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Places by a sorted search: how `Lookup.positions` found them before its table."""
+    near = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[near] == wanted, near, len(keys))
+
+
+def test_positions_by_table_and_by_search_agree_with_a_sorted_search() -> None:
+    rng = np.random.default_rng(5)
+    for span in (10, 5000, 1 << 40):  # small keys use the table, huge ones the search
+        known = {int(k): f"n{k}" for k in rng.integers(0, span, 40)}
+        lookup = Lookup(known)
+        wanted = np.concatenate(
+            [rng.integers(-3, span + 3, 500), [-(2**63), 2**63 - 1, 0, span]]
+        ).astype(np.int64)
+        assert lookup.positions(wanted).tolist() == _searched(lookup.keys, wanted).tolist()
+        texts = lookup.texts(wanted)
+        assert texts.isna().tolist() == [int(k) not in known for k in wanted]
+        assert texts.dropna().tolist() == [known[int(k)] for k in wanted if int(k) in known]
+
+
+def test_texts_at_a_key_of_nan_read_as_an_integer_is_na() -> None:
+    lookup = Lookup({1: "a", 2: "b"})
+    nan_code = np.array([np.iinfo(np.int64).min, 1])  # what a NULL read as float64 casts to
+    assert lookup.texts(nan_code).isna().tolist() == [True, False]
+
+
+def test_sort_order_is_lexsort_or_none_when_sorted() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n = int(rng.integers(0, 40))
+        columns = [np.sort(rng.integers(0, 4, n)), rng.integers(0, 3, n), rng.integers(0, 3, n)]
+        if rng.random() < 0.5:  # make it sorted, ties kept
+            order = np.lexsort(columns[::-1])
+            columns = [c[order] for c in columns]
+        found = sort_order(columns)
+        expected = np.lexsort(columns[::-1]) if n else np.arange(0)
+        if found is None:
+            assert expected.tolist() == list(range(n))
+        else:
+            assert found.tolist() == expected.tolist()
+            assert expected.tolist() != list(range(n))
+    assert sort_order([np.array([1, 1, 1]), np.array([0, 2, 1])]) is not None
+    assert sort_order([np.array([0, 1, 1]), np.array([5, 1, 1])]) is None

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 _ONE_BATCH = str(10**9)
 """Rows per batch: a billion, far more than any run holds in one table."""
+_MAPPED = 1 << 40
+"""Bytes of the file SQLite may map into memory to read it (capped by its own build limit)."""
 
 
 def select_columns(db: sqlite3.Connection, sql: str, names: Sequence[str]) -> pa.Table:
@@ -37,20 +39,26 @@ def frame_of(table: pa.Table, texts: Collection[str]) -> pd.DataFrame:
     `str` (NaN where NULL), an integer column with a NULL float64 (NaN), and a column whose
     every value is NULL `object` holding None."""
     import pandas as pd
-    import pyarrow as pa
 
-    columns: dict[str, Any] = {}
-    for name, column in zip(table.column_names, table.columns, strict=True):
-        if column.null_count == len(column):
-            columns[name] = pd.Series([None] * len(column), dtype=object)
-        elif name in texts:
-            values = column.cast(pa.string())
-            columns[name] = pd.Series(pd.array(values, dtype="str"))
-        else:
-            columns[name] = pd.Series(column.to_numpy(zero_copy_only=False))
+    columns = {
+        name: series_of(column, name in texts)
+        for name, column in zip(table.column_names, table.columns, strict=True)
+    }
     if not columns:
         return pd.DataFrame(index=pd.RangeIndex(table.num_rows))
     return pd.DataFrame(columns)
+
+
+def series_of(column: pa.ChunkedArray, text: bool) -> pd.Series:
+    """One column as `frame_of` makes it (`text`: a column that holds text)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if column.null_count == len(column):
+        return pd.Series([None] * len(column), dtype=object)
+    if text:
+        return pd.Series(pd.array(column.cast(pa.string()), dtype="str"))
+    return pd.Series(column.to_numpy(zero_copy_only=False))
 
 
 def _file_of(db: sqlite3.Connection) -> Path | None:
@@ -73,6 +81,8 @@ def _adbc_select(path: Path, sql: str) -> pa.Table:
     for mode in modes:
         try:
             with adbc.connect(f"{uri}?{mode}") as connection, connection.cursor() as cursor:
+                cursor.execute(f"PRAGMA mmap_size={_MAPPED}")  # pages read in place, not copied
+                cursor.fetchall()
                 cursor.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": _ONE_BATCH})
                 cursor.execute(sql)
                 return cursor.fetch_arrow_table()

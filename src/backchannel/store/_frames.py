@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from backchannel.engine import (
     CONVERSATION_TABLE,
     EVENT_TABLE,
@@ -18,8 +20,8 @@ from backchannel.engine import (
     PROMPT_TABLE,
     column_names,
 )
-from backchannel.store._arrow import frame_of, select_columns
-from backchannel.store._coded import Lookup, run_order
+from backchannel.store._arrow import frame_of, select_columns, series_of
+from backchannel.store._coded import Lookup, places, sort_order
 from backchannel.store._rows import (
     EMPTY_META,
     EVENT_CODED,
@@ -31,6 +33,7 @@ from backchannel.store._schema import CODED, EVENT_STORED, LABEL_STORED
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 _EVENT_STORED = [c.name for c in EVENT_STORED]
 _LABEL_STORED = [c.name for c in LABEL_STORED]
@@ -80,14 +83,12 @@ def _select(
     columns: Sequence[str],
     scope: Scope,
     everything: bool,
-    texts: Sequence[str] = (),
-) -> pd.DataFrame:
-    """`columns` of `table` (after `conv`) for `scope`, read a column at a time; `texts` are
-    the columns that hold text (see `frame_of`)."""
+) -> pa.Table:
+    """`columns` of `table` (after `conv`) for `scope`, read a column at a time."""
     sql = f"SELECT conv, {', '.join(columns)} FROM {table}"
     if not everything:
         sql += f" WHERE conv IN ({','.join(str(int(conv)) for conv in scope.convs)})"
-    return frame_of(select_columns(db, sql, ["conv", *columns]), texts)
+    return select_columns(db, sql, ["conv", *columns])
 
 
 def _select_rows(
@@ -100,22 +101,48 @@ def _select_rows(
     return db.execute(f"{sql} {where}", params).fetchall()
 
 
-def _in_order_decoded(
-    frame: pd.DataFrame, scope: Scope, keys: Sequence[str], coded: Sequence[str], names: Lookup
+def _tidy(
+    table: pa.Table,
+    scope: Scope,
+    run_id: str,
+    columns: Sequence[str],
+    *,
+    keys: Sequence[str],
+    coded: Sequence[str],
+    texts: Sequence[str],
+    names: Lookup,
 ) -> pd.DataFrame:
-    """`frame` in run order (then by `keys`), its codes named and its `conv` replaced by a
-    leading `conversation_id`. An empty frame keeps the dtypes SQLite's reader gives it."""
-    if frame.empty:
-        frame = frame.reset_index(drop=True)
+    """The frame `frame_of` makes of `table`, in run order (then by `keys`), its codes named,
+    `run_id` and `conversation_id` (for its `conv`) first, with `columns` in that order.
+
+    Built a column at a time from the Arrow columns, once: the rows are taken in run order only
+    when they are not in it already, each conv is looked up once, and no column is replaced
+    after the frame is made. An empty table keeps the dtypes SQLite's reader gives it."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if table.num_rows == 0:
+        frame = frame_of(table, texts)
         frame.insert(0, "conversation_id", frame.pop("conv"))
-        return frame
+        frame.insert(0, "run_id", run_id)
+        return frame[list(columns)]
     conversations = Lookup(scope.id_of)
-    frame = run_order(frame, conversations, scope.rank, keys, dict.fromkeys(coded, names))
-    for column in coded:
-        frame[column] = names.texts(frame[column].to_numpy(dtype="int64"))
-    convs = frame.pop("conv").to_numpy(dtype="int64")
-    frame.insert(0, "conversation_id", conversations.texts(convs))
-    return frame
+    at = conversations.positions(table.column("conv").to_numpy().astype(np.int64, copy=False))
+    order_by = [places(conversations, scope.rank)[at]]
+    for key in keys:
+        values = series_of(table.column(key), key in texts).to_numpy(dtype=np.int64)
+        order_by.append(names.text_order(values) if key in coded else values)
+    order = sort_order(order_by)
+    if order is not None:
+        table, at = table.take(pa.array(order)), at[order]
+    found: dict[str, Any] = {
+        "run_id": pd.Series(pd.array(pa.repeat(pa.scalar(run_id), table.num_rows), dtype="str")),
+        "conversation_id": conversations.texts_at(at),
+    }
+    for name in columns[2:]:
+        series = series_of(table.column(name), name in texts)
+        found[name] = names.texts(series.to_numpy(dtype="int64")) if name in coded else series
+    return pd.DataFrame(found)
 
 
 def events_frame(
@@ -123,13 +150,20 @@ def events_frame(
 ) -> pd.DataFrame:
     """The events of `scope` with every column but `meta`, in run order."""
 
-    frame = _select(db, "events", _EVENT_STORED, scope, everything, _EVENT_TEXTS)
-    coded = [_EVENT_STORED[i] for i in EVENT_CODED]
-    frame = _in_order_decoded(frame, scope, ["seq"], coded, Lookup(decoder.names))
-    frame.insert(0, "run_id", run_id)
+    table = _select(db, "events", _EVENT_STORED, scope, everything)
+    frame = _tidy(
+        table,
+        scope,
+        run_id,
+        [c for c in column_names(EVENT_TABLE) if c != "meta"],
+        keys=["seq"],
+        coded=[_EVENT_STORED[i] for i in EVENT_CODED],
+        texts=_EVENT_TEXTS,
+        names=Lookup(decoder.names),
+    )
     frame["cached"] = frame["cached"].astype(bool)
     frame["turn"] = frame["turn"].astype("Int64")
-    return frame[[c for c in column_names(EVENT_TABLE) if c != "meta"]]
+    return frame
 
 
 def event_meta(
@@ -170,11 +204,16 @@ def labels_frame(
 ) -> pd.DataFrame:
     """The labels of `scope`, in run order, then by event and judge."""
 
-    frame = _select(db, "labels", _LABEL_STORED, scope, everything, _LABEL_TEXTS)
-    coded = [_LABEL_STORED[i] for i in LABEL_CODED]
-    frame = _in_order_decoded(frame, scope, ["event_seq", "judge"], coded, Lookup(decoder.names))
-    frame.insert(0, "run_id", run_id)
-    return frame[column_names(LABEL_TABLE)]
+    return _tidy(
+        _select(db, "labels", _LABEL_STORED, scope, everything),
+        scope,
+        run_id,
+        column_names(LABEL_TABLE),
+        keys=["event_seq", "judge"],
+        coded=[_LABEL_STORED[i] for i in LABEL_CODED],
+        texts=_LABEL_TEXTS,
+        names=Lookup(decoder.names),
+    )
 
 
 def conversations_frame(
