@@ -35,12 +35,13 @@ def answer_quality(events: pd.DataFrame) -> dict[str, int]:
     same counts per conversation as it stores them (`_rows.quality`)."""
     if events.empty:
         return quality_from_row((0, 0, 0, 0, 0))
-    answered = events[events["model"].fillna("").astype(str) != ""]
-    status = answered["status"].astype(str)
-    blank = answered["text"].fillna("").astype(str).str.strip(" \t\n\r") == ""
+    # Only the three columns read are filtered: taking every column's rows copied the texts.
+    answered = (events["model"].fillna("").astype(str) != "").to_numpy(dtype=bool)
+    status = events["status"][answered].astype(str)
+    blank = events["text"][answered].fillna("").astype(str).str.strip(" \t\n\r") == ""
     return quality_from_row(
         (
-            len(answered),
+            int(answered.sum()),
             int((status.isin(["ok", "parse_failure"]) & blank).sum()),
             int(((status == "parse_failure") & ~blank).sum()),
             int((status == "refusal").sum()),
