@@ -170,3 +170,23 @@ def _places(group: pd.DataFrame, pairable: bool) -> dict[bool, np.ndarray]:
         order = sorted(range(len(rows)), key=lambda i: (items[i], replicates[i]))
         places[True] = rows[np.asarray(order, dtype=np.int64)]
     return places
+
+
+# influence ----------------------------------------------------------------------------------
+def transitions(frame: pd.DataFrame, channel: str) -> pd.DataFrame:
+    """`analysis._influence.transitions` as it was: grouped by the two text columns."""
+    data = frame.sort_values(["conversation_id", "agent", "round"]).reset_index(drop=True)
+    values = pd.to_numeric(data[channel], errors="coerce").astype(float)
+    keys = [data["conversation_id"].astype(str), data["agent"].astype(str)]
+    rounds = data["round"].astype(int)
+    previous = values.groupby(keys).shift(1)
+    previous_round = rounds.groupby(keys).shift(1)
+    previous = previous.where(previous_round == rounds - 1)
+    initial = values.where(rounds == 0).groupby(keys).transform("max")
+    out = data[["conversation_id", "agent", "round"]].copy()
+    out["agent_model"] = data["model"].astype(str)
+    out["y"] = values
+    out["previous"] = previous
+    out["initial"] = initial
+    out["neighbours"] = pd.to_numeric(data[f"neighbours_{channel}"], errors="coerce")
+    return out[rounds >= 1].reset_index(drop=True)

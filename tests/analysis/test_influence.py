@@ -199,3 +199,39 @@ def test_resample_counts_count_each_conversation_drawn_in_each_resample() -> Non
     assert counts.dtype == float
     assert np.array_equal(counts, expected)
     assert counts.sum(axis=1).tolist() == [7.0] * 4
+
+
+def _random_trajectories(seed: int, missing_agent: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(12):
+        for agent in ("Ann", "Bo", "Cy")[: int(rng.integers(1, 4))]:
+            for rnd in rng.permutation(4)[: int(rng.integers(1, 5))]:  # gaps, any order
+                rows.append(
+                    {
+                        "conversation_id": f"c{c % 5}-{c}",
+                        "agent": agent,
+                        "model": f"m{c % 2}",
+                        "round": int(rnd),
+                        "private": float(rng.integers(0, 2)) if rng.random() > 0.1 else np.nan,
+                        "public": float(rng.integers(0, 7)),
+                        "neighbours_private": rng.random(),
+                        "neighbours_public": rng.random() if rng.random() > 0.2 else np.nan,
+                    }
+                )
+    frame = pd.DataFrame(rows).sample(frac=1.0, random_state=seed)
+    if missing_agent:
+        frame.iloc[::7, frame.columns.get_loc("agent")] = None
+    return frame.astype({"conversation_id": "str"})
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("missing_agent", [False, True])
+def test_transitions_are_the_text_keyed_group_by(seed: int, missing_agent: bool) -> None:
+    from . import _reference
+
+    frame = _random_trajectories(seed, missing_agent)
+    for channel in ("private", "public"):
+        pd.testing.assert_frame_equal(
+            transitions(frame, channel), _reference.transitions(frame, channel), check_exact=True
+        )

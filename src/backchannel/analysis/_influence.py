@@ -68,7 +68,7 @@ def transitions(frame: pd.DataFrame, channel: str) -> pd.DataFrame:
         raise ValueError(f"an opinion-trajectory frame lacks the columns {missing}")
     data = frame.sort_values(["conversation_id", "agent", "round"]).reset_index(drop=True)
     values = pd.to_numeric(data[channel], errors="coerce").astype(float)
-    keys = [data["conversation_id"].astype(str), data["agent"].astype(str)]
+    keys = _agent_keys(data["conversation_id"].astype(str), data["agent"].astype(str))
     rounds = data["round"].astype(int)
     previous = values.groupby(keys).shift(1)
     previous_round = rounds.groupby(keys).shift(1)
@@ -81,6 +81,16 @@ def transitions(frame: pd.DataFrame, channel: str) -> pd.DataFrame:
     out["initial"] = initial
     out["neighbours"] = pd.to_numeric(data[f"neighbours_{channel}"], errors="coerce")
     return out[rounds >= 1].reset_index(drop=True)
+
+
+def _agent_keys(conversations: pd.Series, agents: pd.Series) -> list[pd.Series] | np.ndarray:
+    """One integer per (conversation, agent), to group by in place of the two text columns
+    (each group-by would factorize them again); the columns themselves when one is missing."""
+    first, _ = pd.factorize(conversations)
+    second, seconds = pd.factorize(agents)
+    if (first < 0).any() or (second < 0).any():
+        return [conversations, agents]
+    return np.asarray(first, dtype=np.int64) * max(1, len(seconds)) + second
 
 
 def products(
@@ -214,7 +224,7 @@ def fit_group(data: pd.DataFrame, *, resamples: int = RESAMPLES, seed: int = 0) 
     missing = len(data) - len(usable)
     ids = usable["conversation_id"].astype(str).to_numpy()
     columns = [usable[c].to_numpy(dtype=float) for c in ("y", "previous", "initial", "neighbours")]
-    unique, codes = np.unique(ids, return_inverse=True)
+    codes, unique = pd.factorize(ids, sort=True)  # np.unique's, hashing not sorting the rows
     y, previous, initial, neighbours = columns
     regressors = np.column_stack([neighbours - previous, initial - previous, y - previous])
     outer = regressors[:, :, None] * regressors[:, None, :]  # each transition's products
