@@ -1,50 +1,44 @@
-"""Multiple-comparison adjustments of a family of p-values, as statsmodels' `multipletests`
-computes them (the tests compare both).
+"""Multiple-comparison adjustments of a family of p-values (statsmodels multipletests).
 
 A test that could not run has no p-value (None or NaN): it is left out of the family and keeps
 None, so the adjustment is over the tests that ran, and the report can still show the others.
-`multipletests(method="holm")` ends with a full `gc.collect()`, which costs more the more objects
-a large run holds; the same arithmetic is done here with numpy.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Sequence
 
-import numpy as np
+from statsmodels.stats.multitest import multipletests
 
 
 def _adjust(p_values: Sequence[float | None], method: str) -> list[float | None]:
     tested = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(p)]
-    for i in tested:
-        p = p_values[i]
-        if p is not None and not 0 <= p <= 1:
+    values = [float(p) for p in p_values if p is not None and not math.isnan(p)]
+    for p in values:
+        if not 0 <= p <= 1:
             raise ValueError(f"p-value {p} outside [0, 1]")
     adjusted: list[float | None] = [None] * len(p_values)
     if tested:
-        corrected = _corrected(np.asarray([p_values[i] for i in tested], dtype=float), method)
-        for i, p in zip(tested, corrected.tolist(), strict=True):
+        corrected = _multipletests(values, method)
+        for i, p in zip(tested, corrected, strict=True):
             adjusted[i] = float(p)
     return adjusted
 
 
-def _corrected(p: np.ndarray, method: str) -> np.ndarray:
-    """`multipletests(p, method=method)[1]`, step for step: sorted ascending, adjusted, capped at
-    1 and put back in the given order."""
-    order = np.argsort(p)
-    ranked = np.take(p, order)
-    n = len(ranked)
-    if method == "bonferroni":
-        corrected = ranked * float(n)
-    elif method == "holm":
-        corrected = np.maximum.accumulate(ranked * np.arange(n, 0, -1))
-    else:
-        raise ValueError(f"unknown adjustment {method!r}")
-    corrected[corrected > 1] = 1
-    found = np.empty_like(corrected)
-    found[order] = corrected
-    return found
+def _multipletests(p_values: list[float], method: str) -> list[float]:
+    """statsmodels' adjusted p-values. Its Holm ends with a full `gc.collect()`, which walks
+    every object a large run's analysis holds (about half a second with five million): those
+    are frozen for the call, so the collection sees only the call's own objects."""
+    frozen_here = gc.get_freeze_count() == 0
+    if frozen_here:
+        gc.freeze()
+    try:
+        return [float(p) for p in multipletests(p_values, method=method)[1]]
+    finally:
+        if frozen_here:
+            gc.unfreeze()
 
 
 def bonferroni(p_values: Sequence[float | None]) -> list[float | None]:
