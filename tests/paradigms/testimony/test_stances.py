@@ -27,6 +27,7 @@ from backchannel.paradigms.testimony._stances import (
 
 from ._lineage_run import conversation, tables
 from ._reference import stance_rows
+from .test_graph import _edited
 
 STATEMENTS = {
     ("A", "R1"): "The marble is in the blue_box. [T:K]",  # backs the decoy
@@ -137,7 +138,7 @@ def _reference_pairs(run: RunTables) -> pd.DataFrame:
     [
         [conversation("s1", "C1", STATEMENTS, VOTES)],
         [conversation("s1", "C1", STATEMENTS, VOTES), conversation("s2", "C0", STATEMENTS, {})],
-        # Unreadable and missing votes, failed and missing extractions, a vote asked twice.
+        # Unreadable and missing votes, failed and missing extractions.
         [
             conversation(
                 "s3",
@@ -158,3 +159,8 @@ def test_pairs_match_the_one_statement_at_a_time_reference(specs: list[dict[str,
     pd.testing.assert_frame_equal(found, expected)
     assert list(found.dtypes) == list(expected.dtypes)
     assert found.equals(expected)
+
+
+def test_pairs_take_the_later_of_two_votes_as_the_reference_does() -> None:
+    run = _edited()  # A's R1 vote of s1 asked again, events stored out of order
+    pd.testing.assert_frame_equal(_stances.stance_pairs(run), _reference_pairs(run))

@@ -39,26 +39,36 @@ Vote = tuple[int, Any, Any]
 """A private vote as the pairs read it: its seq, decoded value and status."""
 
 
-def _votes(tables: RunTables) -> dict[tuple[str, str, int], Vote]:
-    """Each finished conversation's votes by (conversation, agent, round); of two votes of one
-    agent and round, the later (higher seq). Read from the event columns by position (no event
-    meta, no other column taken), each distinct id, name and value converted once."""
+VoteTable = tuple[list[str], list[str], np.ndarray, list[Vote]]
+"""Every vote in seq order (ties in stored order): conversation, agent, round and the vote."""
+
+
+def _vote_table(tables: RunTables) -> VoteTable:
+    """The finished conversations' votes in seq order, read from the event columns by position
+    (no event meta, no other column taken), each distinct id, name and value converted once."""
     events = tables.core_events
     chosen = (events["kind"] == "probe") & (events["name"] == "vote") & tables.done_events()
     at = np.flatnonzero(chosen.to_numpy(dtype=bool))
     at = at[np.argsort(events["seq"].to_numpy(dtype=np.int64)[at], kind="stable")]
-    keys = zip(
-        converted(events["conversation_id"])[at].tolist(),
-        converted(events["agent"])[at].tolist(),
-        events["round"].to_numpy(dtype=np.int64)[at].tolist(),
-        strict=True,
-    )
     found = zip(
         events["seq"].to_numpy(dtype=np.int64)[at].tolist(),
         converted(events["value"].iloc[at], decode_json).tolist(),
         events["status"].iloc[at].tolist(),
         strict=True,
     )
+    return (
+        converted(events["conversation_id"])[at].tolist(),
+        converted(events["agent"])[at].tolist(),
+        events["round"].to_numpy(dtype=np.int64)[at],
+        list(found),
+    )
+
+
+def _votes(tables: RunTables) -> dict[tuple[str, str, int], Vote]:
+    """Each finished conversation's votes by (conversation, agent, round); of two votes of one
+    agent and round, the later (higher seq)."""
+    cids, agents, rounds, found = _vote_table(tables)
+    keys = zip(cids, agents, rounds.tolist(), strict=True)
     return dict(zip(keys, found, strict=True))  # a later key replaces an earlier one
 
 
@@ -73,34 +83,33 @@ def _probes(tables: RunTables) -> dict[tuple[str, int], Vote]:
 
 
 def _rows(
-    found: list[Record],
-    votes: dict[tuple[str, str, int], Vote],
-    probes: dict[tuple[str, int], Vote],
+    found: list[Record], votes: VoteTable, probes: dict[tuple[str, int], Vote]
 ) -> dict[str, list[Any]]:
     """The pairs of every record's statements as columns (`STANCE_PAIR_COLUMNS`), a statement's
-    votes found by one integer key per (conversation, agent, round) rather than a tuple per
-    lookup; the per-record definition they match: tests/paradigms/testimony/_reference.py."""
+    votes found by one integer key per (conversation, agent, round) (of two votes with one key
+    the later); the per-record definition they match: tests/paradigms/testimony/_reference.py."""
     cids = [r.conversation_id for r in found for _ in r.statements]
     statements = [s for r in found for s in r.statements]
     decoys = [str(r.meta["decoy"]) for r in found for _ in r.statements]
     agents = [s.agent for s in statements]
     numbers = np.array([s.number for s in statements], dtype=np.int64)
     seqs = [s.seq for s in statements]
-    keys = list(votes)
-    codes, _ = pd.factorize(
-        pd.Series([k[0] for k in keys] + cids + [k[1] for k in keys] + agents, dtype=object)
-    )
-    n, m = len(keys), len(cids)
+    vote_cids, vote_agents, rounds, voted = votes
+    codes, _ = pd.factorize(pd.Series(vote_cids + cids + vote_agents + agents, dtype=object))
+    n, m = len(voted), len(cids)
     width = int(codes.max(initial=0)) + 1
-    rounds = np.array([k[2] for k in keys], dtype=np.int64)
     low = int(min(rounds.min(initial=START), numbers.min(initial=START), START))
     top = int(max(rounds.max(initial=START), numbers.max(initial=START))) - low + 1
-    stored = pd.Index((codes[:n] * width + codes[n + m : 2 * n + m]) * top + rounds - low)
+    keys = (codes[:n] * width + codes[n + m : 2 * n + m]) * top + rounds - low
+    last = np.flatnonzero(~pd.Series(keys).duplicated(keep="last").to_numpy(dtype=bool))
+    stored = pd.Index(keys[last])
     mine = (codes[n : n + m] * width + codes[2 * n + m :]) * top - low
-    voted = list(votes.values())
 
     def looked_up(at: np.ndarray) -> list[Vote | None]:
-        return [voted[i] if i >= 0 else None for i in stored.get_indexer(at).tolist()]
+        where = stored.get_indexer(at)
+        return [
+            voted[i] if i >= 0 else None for i in np.where(where >= 0, last[where], -1).tolist()
+        ]
 
     round_votes = looked_up(mine + numbers)
     if probes:
@@ -173,14 +182,13 @@ def stance_pairs(tables: RunTables) -> pd.DataFrame:
     """One row per statement of a finished conversation, under the run's first citation
     extraction (the markup's when there is one), paired with the vote of its round."""
     judges = citation_judges(tables)
-    votes = _votes(tables)
     probes = _probes(tables)
     if judges:
         found = records(tables, judges[0])
         if any(r.statements for r in found):
-            return _frame(_rows(found, votes, probes))
+            return _frame(_rows(found, _vote_table(tables), probes))
         return pairs_frame([])
-    return pairs_frame(_unlabelled(tables, votes, probes))
+    return pairs_frame(_unlabelled(tables, _votes(tables), probes))
 
 
 def _unlabelled(
