@@ -10,11 +10,23 @@ from typing import Any
 import pandas as pd
 
 from backchannel.analysis import RunTables, decode_json
+from backchannel.paradigms._stance_rows import skipped_row
 from backchannel.paradigms.testimony._citations import Claim, Extraction
 from backchannel.paradigms.testimony._graph import READ, Record, Statement
 from backchannel.paradigms.testimony._lineage import GROUPS, TESTIMONIES, _arm, _supports
 from backchannel.paradigms.testimony._phases import label_of, round_of
 from backchannel.paradigms.testimony._roots import holdings
+from backchannel.paradigms.testimony._stances import (
+    AT_DECOY,
+    FAILED_EXTRACTION,
+    NO_PROBE,
+    NO_START,
+    START,
+    UNKNOWN,
+    UNLABELLED,
+    UNREADABLE,
+    UNREADABLE_START,
+)
 from backchannel.paradigms.testimony._votes import vote_kind
 
 Key = tuple[str, str]  # (agent, round label)
@@ -251,3 +263,68 @@ def _statement(
             str(said or ""),
         )
     )
+
+
+def _place(vote: Any, endpoint: str, decoy: str) -> str | None:
+    """A vote's place in the stance pairs (a container or UNKNOWN), None when there is no
+    readable vote, one vote at a time."""
+    _, value, status = vote
+    kind = vote_kind(value, endpoint, decoy, str(status))
+    if kind in ("truncated", "failed") or status != "ok":
+        return None
+    return str(value)
+
+
+def stance_rows(
+    record: Record,
+    votes: dict[tuple[str, str, int], Any],
+    probes: dict[tuple[str, int], Any],
+) -> list[dict[str, Any]]:
+    """The stance pairs of one record, a statement at a time (`_stances._rows` does all
+    records a column at a time)."""
+    cid, meta = record.conversation_id, record.meta
+    endpoint, decoy = str(meta["endpoint"]), str(meta["decoy"])
+    rows = []
+    # Each agent's start vote and its place, read once per agent rather than per statement.
+    starts: dict[str, tuple[Any, str | None]] = {}
+    for s in record.statements:
+        probe = probes.get((cid, s.seq)) or votes.get((cid, s.agent, s.number))
+        base = {
+            "conversation_id": cid,
+            "agent": s.agent,
+            "role": s.role,
+            "round": s.number,
+            "turn_seq": s.seq,
+            "probe_seq": None if probe is None else probe[0],
+        }
+        if s.agent not in starts:
+            start = votes.get((cid, s.agent, START))
+            starts[s.agent] = (start, None if start is None else _place(start, endpoint, decoy))
+        start, start_place = starts[s.agent]
+        if s.extraction is None:
+            reason = UNLABELLED if s.status == "not_labelled" else FAILED_EXTRACTION
+            rows.append(skipped_row(base, reason))
+        elif start is None:
+            rows.append(skipped_row(base, NO_START))
+        elif start_place is None:
+            rows.append(skipped_row(base, UNREADABLE_START))
+        elif start_place == decoy:
+            rows.append(skipped_row(base, AT_DECOY))
+        elif probe is None:
+            rows.append(skipped_row(base, NO_PROBE))
+        elif (place := _place(probe, endpoint, decoy)) is None:
+            rows.append(skipped_row(base, UNREADABLE))
+        else:
+            backed = {c.supports for c in s.extraction.claims if c.supports is not None}
+            rows.append(
+                {
+                    **base,
+                    "public_moved": decoy in backed,
+                    "private_moved": place == decoy,
+                    # Same position: the statement backs the voted place, or backs no place
+                    # when the vote names none.
+                    "agree": not backed if place == UNKNOWN else place in backed,
+                    "skipped": None,
+                }
+            )
+    return rows

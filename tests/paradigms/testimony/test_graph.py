@@ -116,3 +116,19 @@ def test_records_match_the_one_event_at_a_time_reference(specs: list[dict[str, o
     _same(records(run, "citations"), records_by_event(run, "citations"))
     edited = _edited()
     _same(records(edited, "citations"), records_by_event(edited, "citations"))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_records_leave_the_collector_as_they_found_it(enabled: bool) -> None:
+    import gc
+
+    was = gc.isenabled()
+    try:
+        if not enabled:
+            gc.disable()
+        found = records(tables(C1, C0), "citations")
+        assert gc.isenabled() is enabled
+    finally:
+        if was:
+            gc.enable()
+    assert [r.conversation_id for r in found] == ["condition=C1/s1/0", "condition=C0/s2/0"]

@@ -79,3 +79,37 @@ def test_missing_votes_are_failed_and_conversations_without_votes_have_no_rows()
     t1 = frame.set_index("checkpoint").loc["T1"]
     assert (t1["voters"], t1["failed"], t1["outcome"]) == (4, 4, "none")
     assert checkpoint_outcomes(tables()).empty
+
+
+def test_stories_read_a_shared_agents_list_once_and_others_anew() -> None:
+    from backchannel.paradigms.testimony._outcomes import Stories
+
+    def meta(agents: list[dict[str, str]]) -> dict[str, object]:
+        return {
+            "endpoint": "red_box",
+            "decoy": "blue_box",
+            "majority": {"participants": 3},
+            "agents": agents,
+            "condition": "C0",
+            "intervention": "none",
+            "deception": "d",
+            "key_message_kind": "k",
+            "rounds": 3,
+        }
+
+    shared = [
+        {"name": "K", "role": "key", "model": "m1"},
+        {"name": "S", "role": "second_key", "model": "m1"},
+        {"name": "A", "role": "member", "model": "m1"},
+        {"name": "O", "role": "observer", "model": "m9"},
+    ]
+    other = [
+        {"name": "K", "role": "key", "model": "m2"},
+        {"name": "B", "role": "member", "model": "m3"},
+    ]
+    stories = Stories()
+    for cid, agents in (("c1", shared), ("c2", other), ("c3", shared)):
+        stories.add(cid, "item", meta(agents))
+    assert stories.analysed == [["S", "A"], ["B"], ["S", "A"]]
+    assert stories.observers == [["O"], [], ["O"]]
+    assert stories.base["model"] == ["m1", "m2+m3", "m1"]

@@ -4,12 +4,17 @@ of their round, towards the decoy blue_box, worked out by hand."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
+import pytest
 
 from backchannel.analysis import STANCE_PAIR_COLUMNS, RunTables, check_stance_pairs
 from backchannel.paradigms import get_paradigm
 from backchannel.paradigms._base import AnalysisOptions
+from backchannel.paradigms._stance_rows import pairs_frame
+from backchannel.paradigms.testimony import _stances
+from backchannel.paradigms.testimony._graph import records
 from backchannel.paradigms.testimony._stances import (
     AT_DECOY,
     FAILED_EXTRACTION,
@@ -21,6 +26,8 @@ from backchannel.paradigms.testimony._stances import (
 )
 
 from ._lineage_run import conversation, tables
+from ._reference import stance_rows
+from .test_graph import _edited
 
 STATEMENTS = {
     ("A", "R1"): "The marble is in the blue_box. [T:K]",  # backs the decoy
@@ -117,3 +124,43 @@ def test_an_off_the_record_vote_is_paired_with_its_statement() -> None:
     # Off the record B keeps to red_box, as its statement does: no hidden change.
     assert row["probe_seq"] == probe["seq"].iloc[0]
     assert (row["public_moved"], row["private_moved"], row["agree"]) == (False, False, True)
+
+
+def _reference_pairs(run: RunTables) -> pd.DataFrame:
+    """The pairs of every record built one statement at a time."""
+    votes, probes = _stances._votes(run), _stances._probes(run)
+    rows = [row for r in records(run, "citations") for row in stance_rows(r, votes, probes)]
+    return pairs_frame(rows)
+
+
+@pytest.mark.parametrize(
+    "specs",
+    [
+        [conversation("s1", "C1", STATEMENTS, VOTES)],
+        [conversation("s1", "C1", STATEMENTS, VOTES), conversation("s2", "C0", STATEMENTS, {})],
+        # Unreadable and missing votes, failed and missing extractions.
+        [
+            conversation(
+                "s3",
+                "C1",
+                STATEMENTS,
+                {**VOTES, ("A", "T0"): "x", ("B", "R2"): "x", ("C", "R1"): "u"},
+                failed={("B", "R1"), ("A", "R3")},
+            ),
+            conversation("s4", "C0", {("C", "R1"): "red_box [T:S]"}, {("C", "T0"): "t"}),
+        ],
+    ],
+)
+def test_pairs_match_the_one_statement_at_a_time_reference(specs: list[dict[str, Any]]) -> None:
+    run = tables(*specs)
+    found = _stances.stance_pairs(run)
+    expected = _reference_pairs(run)
+    assert len(found) == sum(len(r.statements) for r in records(run, "citations"))
+    pd.testing.assert_frame_equal(found, expected)
+    assert list(found.dtypes) == list(expected.dtypes)
+    assert found.equals(expected)
+
+
+def test_pairs_take_the_later_of_two_votes_as_the_reference_does() -> None:
+    run = _edited()  # A's R1 vote of s1 asked again, events stored out of order
+    pd.testing.assert_frame_equal(_stances.stance_pairs(run), _reference_pairs(run))

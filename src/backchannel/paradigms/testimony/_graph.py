@@ -7,7 +7,9 @@ several extractions of one run coexist and can be compared.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,7 +83,27 @@ def citation_judges(tables: RunTables) -> list[str]:
 def records(tables: RunTables, judge: str) -> list[Record]:
     """Every finished testimony conversation with its statements under `judge`'s claims
     (built once per judge inside `tables.reuse()`: the lineage and the stance pairs share it)."""
-    return tables.memo(("testimony_records", judge), lambda: _records(tables, judge))
+
+    def build() -> list[Record]:
+        with _collector_paused():
+            return _records(tables, judge)
+
+    return tables.memo(("testimony_records", judge), build)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a block (back to its state after): building the
+    records allocates a few objects per statement and claim, none in a cycle, and each
+    allocation-triggered full pass walks the whole run's heap (the decoded metas): half of
+    `_records`' time at 10,000 conversations."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 READ = (("message", "testimony"), ("message", "statement"), ("probe", "vote"))
@@ -136,22 +158,30 @@ def _records(tables: RunTables, judge: str) -> list[Record]:
     labelled = _label_columns(
         tables.labels_for(judge), events["conversation_id"].iloc[at], seq[mine]
     )
-    phases = {int(n): label_of(int(n)) for n in np.unique(number[mine])}
-    statements = [
-        Statement(s, a, r, phases[n], n, e, st, t, str(x or ""))
-        for s, a, r, n, e, st, t, x in zip(
-            seq[mine].tolist(),
-            agent[mine].tolist(),
-            converted(events["role"].iloc[at]).tolist(),
-            number[mine].tolist(),
-            *labelled,
-            events["text"].iloc[at].tolist(),
-            strict=True,
-        )
-    ]
+    numbers, which = np.unique(number[mine], return_inverse=True)
+    phases = _objects_of([label_of(int(n)) for n in numbers])[which]
+    columns = (
+        seq[mine].tolist(),
+        agent[mine].tolist(),
+        converted(events["role"].iloc[at]).tolist(),
+        phases.tolist(),
+        number[mine].tolist(),
+        *labelled,
+        [str(x or "") for x in events["text"].iloc[at].tolist()],
+    )
+    if len({len(c) for c in columns}) > 1:
+        raise ValueError("statement columns of unequal lengths")
+    statements = list(map(Statement, *columns))
     for i, record in _spans(found, rec[mine]):
         record.statements = statements[i]
     return found
+
+
+def _objects_of(values: list[Any]) -> np.ndarray:
+    """`values` as an object array, each kept as it is."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
 
 
 def _matches(ids: list[str], cids: pd.Series, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -47,6 +47,11 @@ class Stories:
     rounds: list[int] = field(default_factory=list)
     analysed: list[list[str]] = field(default_factory=list)
     observers: list[list[str]] = field(default_factory=list)
+    # The groups and model label of each agents list seen (conversations storing the same meta
+    # share it), worked out once; the lists are kept alive with them so their ids stay theirs.
+    _cast: dict[int, tuple[list[Any], list[str], list[str], str]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def __len__(self) -> int:
         return len(self.endpoint)
@@ -55,13 +60,22 @@ class Stories:
         self.endpoint.append(meta["endpoint"])
         self.decoy.append(meta["decoy"])
         self.majority.append(meta["majority"])
-        roles = {a["name"]: a["role"] for a in meta["agents"]}
-        self.analysed.append([n for n, r in roles.items() if r in ("second_key", "member")])
-        self.observers.append([n for n, r in roles.items() if r == "observer"])
+        agents = meta["agents"]
+        cast = self._cast.get(id(agents))
+        if cast is None or cast[0] is not agents:
+            roles = {a["name"]: a["role"] for a in agents}
+            cast = self._cast[id(agents)] = (
+                agents,
+                [n for n, r in roles.items() if r in ("second_key", "member")],
+                [n for n, r in roles.items() if r == "observer"],
+                model_label(meta),
+            )
+        self.analysed.append(cast[1])
+        self.observers.append(cast[2])
         values = (
             conversation_id,
             item_id,
-            model_label(meta),
+            cast[3],
             meta["condition"],
             meta["intervention"],
             meta["deception"],

@@ -39,9 +39,9 @@ def vote_kinds(
     decoded[:-1] = [decode_json(t) for t in texts]
     vote = decoded[codes]
     status = statuses.astype(str).to_numpy()
-    readable = (status == "ok") & np.fromiter(
-        (isinstance(v, str) for v in vote), dtype=bool, count=len(vote)
-    )
+    # Whether each distinct value is a text, asked once per value rather than once per vote.
+    text = np.array([isinstance(v, str) for v in decoded], dtype=bool)
+    readable = (status == "ok") & text[codes]
     kinds = np.select(
         [status == "truncated", ~readable, vote == endpoints, vote == decoys, vote == "UNKNOWN"],
         [VOTE_KINDS.index(k) for k in ("truncated", "failed", "true", "decoy", "unknown")],
