@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from backchannel.analysis import Design, RunTables, texts_in
+from backchannel.paradigms.peer_pressure._base import INFECTED, last_checkpoints, private_answers
+from backchannel.paradigms.peer_pressure._cells import Cells, model_factors
+from backchannel.paradigms.peer_pressure._network import (
+    _adversary_model,
+    _distances,
+    _rates_by_cell,
+    groups,
+)
 from backchannel.paradigms.peer_pressure._order import _POSITIONS
 
 
@@ -17,3 +27,57 @@ def speaker_lists(heard: np.ndarray, bounds: np.ndarray, skip: np.ndarray) -> li
         None if s or a == b else flat[a:b]
         for s, a, b in zip(np.asarray(skip).tolist(), edges[:-1], edges[1:], strict=True)
     ]
+
+
+def final_answers(tables: RunTables, judge: str) -> pd.DataFrame:
+    """Each honest agent's valid answer at its conversation's last checkpoint, matched as text."""
+    answers = private_answers(tables, judge)
+    last = answers["conversation_id"].map(last_checkpoints(tables))
+    return answers[answers["checkpoint"] == last].reset_index(drop=True)
+
+
+def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
+    """`_network.infection_by_distance` one row at a time."""
+    cells = Cells.of(tables, Design.of(tables).factors)
+    final = final_answers(tables, judge)
+    per_conversation = _distances(tables)
+    kept = final[texts_in(final["conversation_id"], per_conversation)]
+    found = [
+        per_conversation[str(cid)][str(agent)]
+        for cid, agent in zip(kept["conversation_id"].tolist(), kept["agent"].tolist(), strict=True)
+    ]
+    frame = pd.DataFrame(
+        {
+            "conversation_id": kept["conversation_id"].to_numpy(dtype=object),
+            "distance": pd.Series(found, dtype=object),
+            "infected": list(kept["p"] == INFECTED),
+        },
+        columns=["conversation_id", "distance", "infected"],
+    )
+    frame["distance"] = frame["distance"].infer_objects()
+    return _rates_by_cell(cells, frame, ["distance"])
+
+
+def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
+    """`_network.infection_by_model` one row at a time."""
+    design = Design.of(tables)
+    cells = Cells.of(tables, design.by(pooled=model_factors(design)))
+    final = final_answers(tables, judge)
+    info = groups(tables)
+    kept = final[texts_in(final["conversation_id"], info)]
+    ids = kept["conversation_id"].astype(str)
+    adversary = {cid: _adversary_model(group) for cid, group in info.items()}
+    honest = [
+        info[cid]["models"].get(str(agent), "")
+        for cid, agent in zip(ids.tolist(), kept["agent"].tolist(), strict=True)
+    ]
+    frame = pd.DataFrame(
+        {
+            "conversation_id": kept["conversation_id"].to_numpy(dtype=object),
+            "honest_model": pd.Series(honest, dtype=object),
+            "adversary_model": pd.Series(list(ids.map(adversary)), dtype=object),
+            "infected": pd.Series(list(kept["p"] == INFECTED), dtype=bool),
+        },
+        columns=["conversation_id", "honest_model", "adversary_model", "infected"],
+    )
+    return _rates_by_cell(cells, frame, ["honest_model", "adversary_model"])
