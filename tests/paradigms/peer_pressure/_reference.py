@@ -81,3 +81,8 @@ def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
         columns=["conversation_id", "honest_model", "adversary_model", "infected"],
     )
     return _rates_by_cell(cells, frame, ["honest_model", "adversary_model"])
+
+
+def cell_codes(cells: Cells, frame: pd.DataFrame) -> list[int]:
+    """Each row's cell by its conversation, one dictionary look-up per row (-1: none)."""
+    return [cells._by_key.get(v, -1) for v in frame[cells.key].tolist()]
