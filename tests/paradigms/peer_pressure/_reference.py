@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 
 from backchannel.analysis import Design, RunTables, texts_in
-from backchannel.paradigms.peer_pressure._base import INFECTED, last_checkpoints, private_answers
+from backchannel.paradigms.peer_pressure._base import (
+    INFECTED,
+    _labelled,
+    _turn_events,
+    last_checkpoints,
+    private_answers,
+)
 from backchannel.paradigms.peer_pressure._cells import Cells, model_factors
 from backchannel.paradigms.peer_pressure._network import (
     _adversary_model,
@@ -86,3 +92,32 @@ def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
 def cell_codes(cells: Cells, frame: pd.DataFrame) -> list[int]:
     """Each row's cell by its conversation, one dictionary look-up per row (-1: none)."""
     return [cells._by_key.get(v, -1) for v in frame[cells.key].tolist()]
+
+
+def public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
+    """`_base._public_turns` grouping by the conversation id's text."""
+    turns = _turn_events(tables).astype({"round": "int64", "turn": "int64"})
+    position = turns["round"] * 100_000 + turns["turn"]
+    adversary = (turns["role"] == "adversary") & (turns["status"] == "ok")
+    first_adversary = position[adversary].groupby(turns.loc[adversary, "conversation_id"]).min()
+    honest = turns[turns["role"] == "honest"].copy()
+    honest_position = position[turns["role"] == "honest"]
+    threshold = honest["conversation_id"].map(first_adversary).astype(float)
+    honest["exposed"] = (honest_position > threshold).fillna(False).astype(bool)
+    by_round = honest.groupby(["conversation_id", "round"])["turn"]
+    honest["first_speaker"] = honest["turn"] == by_round.transform("min")
+    honest["last_speaker"] = honest["turn"] == by_round.transform("max")
+    labelled = _labelled(tables, judge, honest)
+    valid = labelled[labelled["valid"]].rename(columns={"label": "s"})
+    valid = valid.astype({"s": str})
+    columns = [
+        "conversation_id",
+        "round",
+        "turn",
+        "agent",
+        "s",
+        "exposed",
+        "first_speaker",
+        "last_speaker",
+    ]
+    return valid[columns].reset_index(drop=True)

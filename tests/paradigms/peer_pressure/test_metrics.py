@@ -953,3 +953,24 @@ def test_metrics_sections_as_dataframes() -> None:
     assert frames["failures"].loc[0, "conversations_failed"] == 0
     with pytest.raises(KeyError, match=r"fpi\.by_cell"):
         metrics.frame("fpi")
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_public_turns_match_the_grouping_by_text(outside: bool, monkeypatch: Any) -> None:
+    from _reference import public_turns as reference_turns
+
+    from backchannel.paradigms.peer_pressure import _base
+
+    tables = build_run([CONV_A, CONV_B, CONV_C])
+    if outside:  # ids the run's conversations do not list (the turns' own look-up, the first
+        # one): grouped by their value instead
+        real, calls = _base.conversation_codes, []
+
+        def codes(t: RunTables, values: Any) -> np.ndarray:
+            calls.append(1)
+            return np.full(len(values), -1, dtype=np.int64) if len(calls) == 1 else real(t, values)
+
+        monkeypatch.setattr(_base, "conversation_codes", codes)
+    got = _base._public_turns(tables, J)
+    pd.testing.assert_frame_equal(got, reference_turns(tables, J))
+    assert got["exposed"].any() and not got["exposed"].all()

@@ -233,14 +233,23 @@ def public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
 
 def _public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
     turns = _turn_events(tables).astype({"round": "int64", "turn": "int64"})
-    position = turns["round"] * 100_000 + turns["turn"]
-    adversary = (turns["role"] == "adversary") & (turns["status"] == "ok")
-    first_adversary = position[adversary].groupby(turns.loc[adversary, "conversation_id"]).min()
-    honest = turns[turns["role"] == "honest"].copy()
-    honest_position = position[turns["role"] == "honest"]
-    threshold = honest["conversation_id"].map(first_adversary).astype(float)
-    honest["exposed"] = (honest_position > threshold).fillna(False).astype(bool)
-    by_round = honest.groupby(["conversation_id", "round"])["turn"]
+    position = (turns["round"] * 100_000 + turns["turn"]).to_numpy(dtype=np.int64)
+    adversary = ((turns["role"] == "adversary") & (turns["status"] == "ok")).to_numpy(bool)
+    is_honest = (turns["role"] == "honest").to_numpy(dtype=bool)
+    honest = turns[is_honest].copy()
+    codes = conversation_codes(tables, turns["conversation_id"])
+    if (codes < 0).any():  # an id outside the run's conversations: group by the value itself
+        codes = pd.factorize(turns["conversation_id"])[0].astype(np.int64)  # missing: -1
+    known = codes >= 0
+    # Each conversation's first ok adversary turn by code (+inf: none, and the last slot, which
+    # code -1 reads), which exposes the honest turns after it.
+    first_adversary = np.full(int(codes.max()) + 2 if len(codes) else 1, np.inf)
+    chosen = adversary & known
+    np.minimum.at(first_adversary, codes[chosen], position[chosen].astype(float))
+    exposed = position[is_honest] > first_adversary[codes[is_honest]]
+    honest["exposed"] = pd.Series(exposed, index=honest.index, dtype=bool)
+    conversation = np.where(known, codes, np.nan)[is_honest]  # a missing id is in no round
+    by_round = honest.groupby([conversation, honest["round"].to_numpy()])["turn"]
     honest["first_speaker"] = honest["turn"] == by_round.transform("min")
     honest["last_speaker"] = honest["turn"] == by_round.transform("max")
     labelled = _labelled(tables, judge, honest)
