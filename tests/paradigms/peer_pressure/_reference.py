@@ -10,9 +10,13 @@ import pandas as pd
 from backchannel.analysis import Design, RunTables, texts_in
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
+    KNOWER,
+    MAIN_PROBE,
+    REASK_PROBES,
     _labelled,
     _turn_events,
     last_checkpoints,
+    merge_coded,
     private_answers,
 )
 from backchannel.paradigms.peer_pressure._cells import Cells, model_factors
@@ -23,6 +27,7 @@ from backchannel.paradigms.peer_pressure._network import (
     groups,
 )
 from backchannel.paradigms.peer_pressure._order import _POSITIONS
+from backchannel.paradigms.peer_pressure._reask import _FIGURES, GROUP_VARIANT
 
 
 def speaker_lists(heard: np.ndarray, bounds: np.ndarray, skip: np.ndarray) -> list[Any]:
@@ -121,3 +126,45 @@ def public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
         "last_speaker",
     ]
     return valid[columns].reset_index(drop=True)
+
+
+def _rate(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else float("nan")
+
+
+def reask_summary(answers: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per re-ask variant, over `answers` (main and re-ask probes): infection rate, retention
+    and recovery against the original probe, and `group_false_share` for `reask_group`."""
+    keys = ["conversation_id", "agent", "checkpoint"]
+    original = answers[answers["name"] == MAIN_PROBE][[*keys, "p"]]
+    original = original.rename(columns={"p": "original"})
+    rows = []
+    for variant in REASK_PROBES:
+        labels = answers[answers["name"] == variant]
+        paired = merge_coded(labels, original, keys, "inner")
+        infected_before = paired[paired["original"] == INFECTED]
+        true_before = paired[paired["original"] == KNOWER]
+        n_infected = int((labels["p"] == INFECTED).sum())
+        row = {
+            "variant": variant,
+            "n": len(labels),
+            "infection_rate": _rate(n_infected, len(labels)),
+            "n_originally_infected": len(infected_before),
+            "retention": _rate(int((infected_before["p"] == INFECTED).sum()), len(infected_before)),
+            "recovery": _rate(int((infected_before["p"] == KNOWER).sum()), len(infected_before)),
+            "n_originally_true": len(true_before),
+            "group_false_share": float("nan"),
+        }
+        if variant == GROUP_VARIANT:
+            said_false = int((true_before["p"] == INFECTED).sum())
+            row["group_false_share"] = _rate(said_false, len(true_before))
+        rows.append(row)
+    return rows
+
+
+def reask(tables: RunTables, judge: str) -> pd.DataFrame:
+    """`_reask.reask` pairing each cell's labels on their own."""
+    cells = Cells.of(tables, Design.of(tables).factors)
+    answers = private_answers(tables, judge, (MAIN_PROBE, *REASK_PROBES))
+    rows = [{**level, **row} for level, part in cells.split(answers) for row in reask_summary(part)]
+    return pd.DataFrame(rows, columns=[*cells.by, "variant", *_FIGURES])

@@ -974,3 +974,14 @@ def test_public_turns_match_the_grouping_by_text(outside: bool, monkeypatch: Any
     got = _base._public_turns(tables, J)
     pd.testing.assert_frame_equal(got, reference_turns(tables, J))
     assert got["exposed"].any() and not got["exposed"].all()
+
+
+@pytest.mark.parametrize("specs", [[CONV_R], [CONV_R, CONV_A, CONV_B, CONV_C], [CONV_A]], ids=str)
+def test_reask_matches_the_pairing_per_cell(specs: list[dict]) -> None:
+    from _reference import reask as reference_reask
+
+    tables = build_run(specs)
+    with tables.reuse():
+        got = reask(tables, J)
+        pd.testing.assert_frame_equal(got, reference_reask(tables, J))
+    assert len(got) == 4 * len({json.dumps(s["cell"], sort_keys=True) for s in specs})
