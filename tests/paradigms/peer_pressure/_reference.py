@@ -168,3 +168,17 @@ def reask(tables: RunTables, judge: str) -> pd.DataFrame:
     answers = private_answers(tables, judge, (MAIN_PROBE, *REASK_PROBES))
     rows = [{**level, **row} for level, part in cells.split(answers) for row in reask_summary(part)]
     return pd.DataFrame(rows, columns=[*cells.by, "variant", *_FIGURES])
+
+
+def done_levels(tables: RunTables) -> pd.DataFrame:
+    """`_base._done_conversations`, every conversation's levels read on their own."""
+    done = tables.done_conversations()
+    design = Design.of(tables)
+    levels = design.levels(done)
+    frame = done[["conversation_id"]].copy()
+    ids = [str(cid) for cid in done["conversation_id"]]
+    for factor in design.factors:
+        frame[factor] = pd.Series([levels[c][factor] for c in ids], index=done.index, dtype=object)
+    frame["item_id"] = done["item_id"]
+    frame["replicate"] = done["replicate"]
+    return frame
