@@ -56,9 +56,15 @@ def _with_probe(
 
 
 def paired_turns(tables: RunTables, judge: str, pairing: str = "main") -> pd.DataFrame:
-    """Honest exposed turns with a valid stance `s` and the paired private answer `p`."""
+    """Honest exposed turns with a valid stance `s` and the paired private answer `p` (paired
+    once per judge and pairing inside `tables.reuse()`: several sections read the same)."""
     if pairing not in PAIRINGS:
         raise ValueError(f"unknown pairing {pairing!r}; expected one of {PAIRINGS}")
+    key = ("pp.paired_turns", judge, pairing)
+    return tables.memo(key, lambda: _paired_turns(tables, judge, pairing)).copy()
+
+
+def _paired_turns(tables: RunTables, judge: str, pairing: str) -> pd.DataFrame:
     turns = public_turns(tables, judge)
     turns = turns[turns["exposed"]]
     if pairing == "first_before":
@@ -140,7 +146,13 @@ def pairings_by_cell(tables: RunTables, judge: str, pairing: str) -> list[dict[s
 
 def _around_the_round(tables: RunTables, judge: str) -> pd.DataFrame:
     """Exposed turns with the speaker's answer before (`p_before`, checkpoint r - 1) and after
-    (`p_after`, checkpoint r) their round, where both are valid."""
+    (`p_after`, checkpoint r) their round, where both are valid (paired once per judge inside
+    `tables.reuse()`)."""
+    key = ("pp.around_the_round", judge)
+    return tables.memo(key, lambda: _pair_around_the_round(tables, judge)).copy()
+
+
+def _pair_around_the_round(tables: RunTables, judge: str) -> pd.DataFrame:
     answers = private_answers(tables, judge)
     turns = public_turns(tables, judge)
     turns = turns[turns["exposed"]]
