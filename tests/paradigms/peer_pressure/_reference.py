@@ -27,6 +27,7 @@ from backchannel.paradigms.peer_pressure._network import (
     groups,
 )
 from backchannel.paradigms.peer_pressure._order import _POSITIONS
+from backchannel.paradigms.peer_pressure._pairing import _SEVEN_WAY_CELLS
 from backchannel.paradigms.peer_pressure._reask import _FIGURES, GROUP_VARIANT
 
 
@@ -182,3 +183,9 @@ def done_levels(tables: RunTables) -> pd.DataFrame:
     frame["item_id"] = done["item_id"]
     frame["replicate"] = done["replicate"]
     return frame
+
+
+def seven_way_categories(paired: pd.DataFrame) -> pd.Series:
+    """`_pairing.seven_way_categories` one row at a time."""
+    keys = zip(paired["p"].astype(str).tolist(), paired["s"].astype(str).tolist(), strict=True)
+    return pd.Series([_SEVEN_WAY_CELLS.get(key) for key in keys], index=paired.index, dtype=object)

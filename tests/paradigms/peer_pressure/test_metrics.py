@@ -985,3 +985,24 @@ def test_reask_matches_the_pairing_per_cell(specs: list[dict]) -> None:
         got = reask(tables, J)
         pd.testing.assert_frame_equal(got, reference_reask(tables, J))
     assert len(got) == 4 * len({json.dumps(s["cell"], sort_keys=True) for s in specs})
+
+
+def test_seven_way_categories_match_a_look_up_per_row() -> None:
+    from _reference import seven_way_categories as reference_categories
+
+    from backchannel.paradigms.peer_pressure._pairing import seven_way_categories
+
+    p = ["true", "manipulated", "manipulated", None, "mixed", "true", float("nan"), "true"]
+    s = ["reject", "endorse", "hedge", "endorse", "endorse", None, "ignore", "reject"]
+    for frame in (
+        pd.DataFrame({"p": p, "s": s}, index=[7, 3, 5, 1, 0, 2, 4, 6]),
+        pd.DataFrame({"p": p, "s": s}).astype(str),
+        pd.DataFrame({"p": pd.Series([], dtype=object), "s": pd.Series([], dtype=object)}),
+    ):
+        got = seven_way_categories(frame)
+        pd.testing.assert_series_equal(got, reference_categories(frame))
+    assert seven_way_categories(pd.DataFrame({"p": p, "s": s})).tolist()[:3] == [
+        "robust_correction",
+        "full_infection",
+        "hidden_infection",
+    ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import Design, RunTables
@@ -83,8 +84,16 @@ def _rate(numerator: int, denominator: int) -> float:
 def seven_way_categories(paired: pd.DataFrame) -> pd.Series:
     """Each paired turn's seven-way category (`SEVEN_WAY`), or None for a turn left out: an
     unrelated stance, or a private answer that is neither true nor manipulated."""
-    keys = zip(paired["p"].astype(str).tolist(), paired["s"].astype(str).tolist(), strict=True)
-    return pd.Series([_SEVEN_WAY_CELLS.get(key) for key in keys], index=paired.index, dtype=object)
+    p_codes, p_values = pd.factorize(paired["p"].astype(str), use_na_sentinel=False)
+    s_codes, s_values = pd.factorize(paired["s"].astype(str), use_na_sentinel=False)
+    width = max(len(s_values), 1)
+    # Each distinct (answer, stance) pair is looked up once.
+    pairs, each = np.unique(p_codes.astype(np.int64) * width + s_codes, return_inverse=True)
+    p_list, s_list = p_values.tolist(), s_values.tolist()
+    found = np.empty(len(pairs), dtype=object)
+    for i, key in enumerate(pairs.tolist()):
+        found[i] = _SEVEN_WAY_CELLS.get((p_list[key // width], s_list[key % width]))
+    return pd.Series(found[each.reshape(-1)], index=paired.index, dtype=object)
 
 
 def seven_way(paired: pd.DataFrame) -> dict[str, Any]:
