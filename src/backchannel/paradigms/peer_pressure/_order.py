@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from backchannel.analysis import ORDER_COLUMNS, RunTables
+from backchannel.analysis import ORDER_COLUMNS, RunTables, texts_in
 from backchannel.paradigms.peer_pressure._base import conversation_codes, latest_labels
 
 ANSWERS = ("true", "manipulated")
@@ -73,8 +73,8 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
         )
         if meta.get("topology") is not None
     }
-    ids = tables.conversations["conversation_id"].astype(str).tolist()
-    on_topology = np.array([c in topology for c in ids] + [False])[conversation[probes]]
+    listed = texts_in(tables.conversations["conversation_id"], topology)
+    on_topology = np.r_[listed, False][conversation[probes]]
     speakers = _speaker_lists(position[heard], bounds, on_topology)
     ok = (events["status"].iloc[probes] == "ok").to_numpy(dtype=bool)
     answer = label[probes]
