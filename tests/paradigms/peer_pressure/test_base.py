@@ -130,3 +130,50 @@ def test_a_coded_merge_is_the_merge() -> None:
         pd.testing.assert_frame_equal(
             merge_coded(left, right, ["c", "r"], how), left.merge(right, on=["c", "r"], how=how)
         )
+
+
+def _run_of(conversations: pd.DataFrame, factors: list[str]) -> RunTables:
+    frame = conversations.assign(status="done", item_id="q", replicate=0, meta="{}")
+    return RunTables(
+        pd.DataFrame(columns=EVENT_COLUMNS),
+        pd.DataFrame(columns=["conversation_id", "event_seq", "label", "status", "judge"]),
+        frame,
+        {"factors": factors},
+    )
+
+
+def test_done_conversations_read_each_distinct_cell_once_with_the_same_levels() -> None:
+    import json
+
+    from _reference import done_levels
+
+    from backchannel.paradigms.peer_pressure._base import _distinct_rows, _done_conversations
+
+    listed = json.dumps({"models": ["a", "b"], "k": 1})
+    base = pd.DataFrame(
+        {
+            "conversation_id": [f"c{i}" for i in range(6)],
+            "cell": [listed, listed, json.dumps({"k": 2}), None, json.dumps({"k": 2}), listed],
+            "share": [0.5, -0.0, 0.0, float("nan"), 0.0, 0.0],  # not in every cell: the column
+            "k": [1, 1, 2, 3, 2, 1],
+            "models": ["a,b", "a,b", "c", "c", "c", "a,b"],  # the cell's list where it has one
+        }
+    ).astype({"conversation_id": "str", "cell": "str", "models": "str"})
+    factors = ["models", "k", "share"]
+    cases = {
+        "typed": base,
+        "object column": base.astype({"share": object}),  # read per conversation
+        "repeated id": base.assign(conversation_id=["c0", "c0", "c1", "c2", "c3", "c4"]),
+        "no cell": base.drop(columns=["cell"]),
+    }
+    for name, frame in cases.items():
+        tables = _run_of(frame, factors)
+        got, want = _done_conversations(tables), done_levels(tables)
+        pd.testing.assert_frame_equal(got, want, obj=name)
+        assert [repr(v) for v in got["share"]] == [repr(v) for v in want["share"]], name
+    # -0.0 and 0.0 are told apart, NaN rows are one; a list level is one object per cell
+    first, row = _distinct_rows(base, ["cell", *factors])
+    assert row.tolist()[1] != row.tolist()[5] and len(first) == 5
+    got = _done_conversations(_run_of(base, factors))
+    assert got["models"].iloc[0] is got["models"].iloc[5]
+    assert _distinct_rows(base.astype({"k": "Int64"}), ["k"]) is None

@@ -61,3 +61,23 @@ def test_cells_of_a_run_are_found_once_per_grouping_inside_reuse() -> None:
         # Two levels of k, one cell each, in sorted order.
         assert cells.levels == [{"k": 1}, {"k": 2}]
     assert Cells.of(tables, ["k"]) is not Cells.of(tables, ["k"])
+
+
+def test_cell_codes_match_a_look_up_per_row() -> None:
+    import numpy as np
+    from _reference import cell_codes
+
+    conversations = pd.DataFrame(
+        {"conversation_id": ["a", "b", "c", "d"], "k": [1, 0, 1, None]}
+    ).astype({"conversation_id": "str"})
+    cells = Cells(conversations, ["k"])
+    rows = pd.DataFrame({"conversation_id": ["d", "a", None, "zz", "c", "b", "a"]})
+    for frame in (rows.astype({"conversation_id": "str"}), rows.astype(object), rows.iloc[0:0]):
+        found = cells.code(frame)
+        assert found.tolist() == cell_codes(cells, frame)
+        assert found.index.equals(frame.index) and found.dtype == np.int64
+    assert cells.code(rows.astype({"conversation_id": "str"})).tolist() == [0, 2, -1, -1, 2, 1, 2]
+    # conversation ids that are not text still match by value
+    numbered = Cells(pd.DataFrame({"conversation_id": [1, 2, 3], "k": [1, 0, 1]}), ["k"])
+    frame = pd.DataFrame({"conversation_id": [2, 1, 7, 3]})
+    assert numbered.code(frame).tolist() == cell_codes(numbered, frame) == [0, 1, -1, 1]

@@ -953,3 +953,56 @@ def test_metrics_sections_as_dataframes() -> None:
     assert frames["failures"].loc[0, "conversations_failed"] == 0
     with pytest.raises(KeyError, match=r"fpi\.by_cell"):
         metrics.frame("fpi")
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_public_turns_match_the_grouping_by_text(outside: bool, monkeypatch: Any) -> None:
+    from _reference import public_turns as reference_turns
+
+    from backchannel.paradigms.peer_pressure import _base
+
+    tables = build_run([CONV_A, CONV_B, CONV_C])
+    if outside:  # ids the run's conversations do not list (the turns' own look-up, the first
+        # one): grouped by their value instead
+        real, calls = _base.conversation_codes, []
+
+        def codes(t: RunTables, values: Any) -> np.ndarray:
+            calls.append(1)
+            return np.full(len(values), -1, dtype=np.int64) if len(calls) == 1 else real(t, values)
+
+        monkeypatch.setattr(_base, "conversation_codes", codes)
+    got = _base._public_turns(tables, J)
+    pd.testing.assert_frame_equal(got, reference_turns(tables, J))
+    assert got["exposed"].any() and not got["exposed"].all()
+
+
+@pytest.mark.parametrize("specs", [[CONV_R], [CONV_R, CONV_A, CONV_B, CONV_C], [CONV_A]], ids=str)
+def test_reask_matches_the_pairing_per_cell(specs: list[dict]) -> None:
+    from _reference import reask as reference_reask
+
+    tables = build_run(specs)
+    with tables.reuse():
+        got = reask(tables, J)
+        pd.testing.assert_frame_equal(got, reference_reask(tables, J))
+    assert len(got) == 4 * len({json.dumps(s["cell"], sort_keys=True) for s in specs})
+
+
+def test_seven_way_categories_match_a_look_up_per_row() -> None:
+    from _reference import seven_way_categories as reference_categories
+
+    from backchannel.paradigms.peer_pressure._pairing import seven_way_categories
+
+    p = ["true", "manipulated", "manipulated", None, "mixed", "true", float("nan"), "true"]
+    s = ["reject", "endorse", "hedge", "endorse", "endorse", None, "ignore", "reject"]
+    for frame in (
+        pd.DataFrame({"p": p, "s": s}, index=[7, 3, 5, 1, 0, 2, 4, 6]),
+        pd.DataFrame({"p": p, "s": s}).astype(str),
+        pd.DataFrame({"p": pd.Series([], dtype=object), "s": pd.Series([], dtype=object)}),
+    ):
+        got = seven_way_categories(frame)
+        pd.testing.assert_series_equal(got, reference_categories(frame))
+    assert seven_way_categories(pd.DataFrame({"p": p, "s": s})).tolist()[:3] == [
+        "robust_correction",
+        "full_infection",
+        "hidden_infection",
+    ]

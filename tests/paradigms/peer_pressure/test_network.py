@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import _reference as reference
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +19,7 @@ from test_metrics import EVENT_FAIL, build_run, conversation
 from backchannel.analysis import RunTables
 from backchannel.paradigms.peer_pressure._metrics import compute_metrics
 from backchannel.paradigms.peer_pressure._network import (
+    _final_answers,
     _heard_pairs,
     _Rooms,
     by_intervention,
@@ -212,3 +214,40 @@ def test_each_room_keeps_its_own_models_when_cells_are_shared() -> None:
     assert found["G"]["models"] == dict.fromkeys(["Alice", "Bob", "Cara", "Dan"], "m9")
     assert found["H"]["models"] == dict.fromkeys(["Alice", "Bob", "Cara"], "m9")
     assert found["G"]["memory"] == found["H"]["memory"] == 1
+
+
+def _variants() -> list[RunTables]:
+    """The hand-built run; the run with one room's models reshuffled, an agent without a model
+    and a conversation without adversaries; both conversations in one room (names, edges and
+    adversaries) with other models, and with the same ones."""
+    plain = run()
+    shuffled = run()
+    metas = [json.loads(m) for m in shuffled.conversations["meta"]]
+    metas[0]["models"] = {"Dan": "m-a", "Alice": "m-adv", "Cara": "m-b"}  # Bob: none
+    metas[1].update(adversaries=[])
+    shuffled.conversations["meta"] = [json.dumps(m) for m in metas]
+    found = [plain, shuffled]
+    for models in ({"Bob": "m-b", "Cara": "m-a"}, {}):  # one room and models apart, or shared
+        shared = run()
+        metas = [json.loads(m) for m in shared.conversations["meta"]]
+        metas[1].update(
+            agents=metas[0]["agents"],
+            topology=metas[0]["topology"],
+            models={**metas[0]["models"], **models},
+        )
+        shared.conversations["meta"] = [json.dumps(m) for m in metas]
+        found.append(shared)
+    return found
+
+
+@pytest.mark.parametrize("variant", range(4))
+def test_infection_by_model_and_distance_match_the_per_row_reference(variant: int) -> None:
+    tables = _variants()[variant]
+    with tables.reuse():
+        pd.testing.assert_frame_equal(
+            infection_by_model(tables, J), reference.infection_by_model(tables, J)
+        )
+        pd.testing.assert_frame_equal(
+            infection_by_distance(tables, J), reference.infection_by_distance(tables, J)
+        )
+        pd.testing.assert_frame_equal(_final_answers(tables, J), reference.final_answers(tables, J))

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _reference import speaker_lists
 
 from backchannel.analysis import (
     CONVERSATION_BASE_COLUMNS,
@@ -16,7 +17,7 @@ from backchannel.analysis import (
     RunTables,
     order_check,
 )
-from backchannel.paradigms.peer_pressure._order import _event_labels, order_answers
+from backchannel.paradigms.peer_pressure._order import _event_labels, _speaker_lists, order_answers
 
 
 def _event(
@@ -129,3 +130,24 @@ def test_on_a_topology_no_answer_has_speakers() -> None:
     assert answers["seq"].tolist() == [4, 5]
     run.conversations["meta"] = json.dumps({"topology": "ring"})
     assert order_answers(run, "rule")["speakers"].tolist() == [None, None]
+
+
+def test_speaker_lists_match_the_per_row_reference() -> None:
+    rng = np.random.default_rng(3)
+    cases = [
+        (np.zeros(0, dtype=np.int64), np.array([0]), np.zeros(0, dtype=bool)),  # no probes
+        (np.zeros(0, dtype=np.int64), np.array([0, 0]), np.array([False])),  # heard nobody
+        (np.array([1]), np.array([0, 1]), np.array([True])),  # skipped
+        # a prefix of another pattern, and patterns whose digits could collide
+        (np.array([0, 0, 1, 0, 2, 2, 0]), np.array([0, 1, 3, 3, 5, 6, 7]), np.zeros(6, bool)),
+    ]
+    for _ in range(20):
+        sizes = rng.integers(0, 5, size=rng.integers(1, 40))
+        bounds = np.r_[0, np.cumsum(sizes)]
+        cases.append((rng.integers(0, 3, size=bounds[-1]), bounds, rng.random(len(sizes)) < 0.2))
+    for heard, bounds, skip in cases:
+        got = _speaker_lists(np.asarray(heard, np.int64), np.asarray(bounds), skip).tolist()
+        assert got == speaker_lists(np.asarray(heard, np.int64), bounds, skip)
+    # rows with one pattern share one list
+    shared = _speaker_lists(np.array([1, 2, 1, 2]), np.array([0, 2, 4]), np.zeros(2, bool))
+    assert shared[0] is shared[1] and shared[0] == ["manipulated", "true"]

@@ -38,14 +38,49 @@ def done_conversations(tables: RunTables) -> pd.DataFrame:
 def _done_conversations(tables: RunTables) -> pd.DataFrame:
     done = tables.done_conversations()
     design = Design.of(tables)
-    levels = design.levels(done)
     frame = done[["conversation_id"]].copy()
-    ids = [str(cid) for cid in done["conversation_id"]]
-    for factor in design.factors:  # object columns: a level 2 beside a null one stays 2
-        frame[factor] = pd.Series([levels[c][factor] for c in ids], index=done.index, dtype=object)
+    distinct = _distinct_rows(done, ["cell", *design.factors])
+    if distinct is None or not done["conversation_id"].is_unique:
+        levels = design.levels(done)
+        ids = [str(cid) for cid in done["conversation_id"]]
+        for factor in design.factors:  # object columns: a level 2 beside a null one stays 2
+            found = [levels[c][factor] for c in ids]
+            frame[factor] = pd.Series(found, index=done.index, dtype=object)
+    else:  # the levels of each distinct cell and factor values, read once
+        first, row = distinct
+        shared = done.iloc[first].assign(conversation_id=[str(i) for i in range(len(first))])
+        per_row = list(design.levels(shared).values())
+        for factor in design.factors:  # object columns: a level 2 beside a null one stays 2
+            values = np.empty(len(per_row), dtype=object)
+            for i, levels in enumerate(per_row):
+                values[i] = levels[factor]
+            frame[factor] = pd.Series(values[row], index=done.index, dtype=object)
     frame["item_id"] = done["item_id"]
     frame["replicate"] = done["replicate"]
     return frame
+
+
+def _distinct_rows(frame: pd.DataFrame, columns: list[str]) -> tuple[Ints, Ints] | None:
+    """The first row of each distinct combination of `columns` (those `frame` has) and each
+    row's combination, told apart exactly: text by its characters, integers and booleans by
+    value, floats by their bits (-0.0 is not 0.0); None when a column holds other values."""
+    key = np.zeros(len(frame), dtype=np.int64)
+    for column in (c for c in columns if c in frame.columns):
+        values = frame[column]
+        if isinstance(values.dtype, pd.StringDtype):
+            codes = pd.factorize(values)[0].astype(np.int64)  # missing: -1
+        elif not isinstance(values.dtype, np.dtype):  # another extension type
+            return None
+        elif values.dtype.kind in "iub":
+            codes = pd.factorize(values.to_numpy())[0].astype(np.int64)
+        elif values.dtype.kind == "f":
+            bits = values.to_numpy(dtype=np.float64).view(np.int64)
+            codes = pd.factorize(bits)[0].astype(np.int64)
+        else:
+            return None
+        key = pd.factorize(key * (int(codes.max(initial=-1)) + 2) + codes + 1)[0].astype(np.int64)
+    _, first, row = np.unique(key, return_index=True, return_inverse=True)
+    return first.astype(np.int64), row.reshape(-1).astype(np.int64)
 
 
 def text_codes(values: pd.Series | pd.Index, index: pd.Index | pd.Series) -> Ints:
@@ -233,14 +268,23 @@ def public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
 
 def _public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
     turns = _turn_events(tables).astype({"round": "int64", "turn": "int64"})
-    position = turns["round"] * 100_000 + turns["turn"]
-    adversary = (turns["role"] == "adversary") & (turns["status"] == "ok")
-    first_adversary = position[adversary].groupby(turns.loc[adversary, "conversation_id"]).min()
-    honest = turns[turns["role"] == "honest"].copy()
-    honest_position = position[turns["role"] == "honest"]
-    threshold = honest["conversation_id"].map(first_adversary).astype(float)
-    honest["exposed"] = (honest_position > threshold).fillna(False).astype(bool)
-    by_round = honest.groupby(["conversation_id", "round"])["turn"]
+    position = (turns["round"] * 100_000 + turns["turn"]).to_numpy(dtype=np.int64)
+    adversary = ((turns["role"] == "adversary") & (turns["status"] == "ok")).to_numpy(bool)
+    is_honest = (turns["role"] == "honest").to_numpy(dtype=bool)
+    honest = turns[is_honest].copy()
+    codes = conversation_codes(tables, turns["conversation_id"])
+    if (codes < 0).any():  # an id outside the run's conversations: group by the value itself
+        codes = pd.factorize(turns["conversation_id"])[0].astype(np.int64)  # missing: -1
+    known = codes >= 0
+    # Each conversation's first ok adversary turn by code (+inf: none, and the last slot, which
+    # code -1 reads), which exposes the honest turns after it.
+    first_adversary = np.full(int(codes.max()) + 2 if len(codes) else 1, np.inf)
+    chosen = adversary & known
+    np.minimum.at(first_adversary, codes[chosen], position[chosen].astype(float))
+    exposed = position[is_honest] > first_adversary[codes[is_honest]]
+    honest["exposed"] = pd.Series(exposed, index=honest.index, dtype=bool)
+    conversation = np.where(known, codes, np.nan)[is_honest]  # a missing id is in no round
+    by_round = honest.groupby([conversation, honest["round"].to_numpy()])["turn"]
     honest["first_speaker"] = honest["turn"] == by_round.transform("min")
     honest["last_speaker"] = honest["turn"] == by_round.transform("max")
     labelled = _labelled(tables, judge, honest)

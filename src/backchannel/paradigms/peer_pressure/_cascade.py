@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import Design, RunTables, wilson_interval
@@ -11,6 +12,7 @@ from backchannel.paradigms.peer_pressure._base import INFECTED, merge_coded, pri
 from backchannel.paradigms.peer_pressure._cells import Cells
 
 BINS = ("0", "1", "2", "3", "4", "5+")
+_BIN_LABELS = np.array(BINS, dtype=object)
 
 
 def _bin(count: int) -> str:
@@ -36,7 +38,9 @@ def cascade_transitions(tables: RunTables, judge: str) -> pd.DataFrame:
     index = pd.MultiIndex.from_arrays([paired["conversation_id"], paired["checkpoint"] - 1])
     peers = infected_total.reindex(index).to_numpy()
     paired = paired.assign(infected_peers=peers.astype("int64"))
-    paired["bin"] = [_bin(int(n)) for n in paired["infected_peers"]]
+    # `_bin` for every row at once: the count, capped at the last bin, picks its label.
+    capped = np.minimum(paired["infected_peers"].to_numpy(dtype=np.int64), len(BINS) - 1)
+    paired["bin"] = _BIN_LABELS[capped].tolist()
     paired = paired.rename(columns={"infected": "converted"})
     columns = ["conversation_id", "agent", "checkpoint", "infected_peers", "bin", "converted"]
     return paired[columns].reset_index(drop=True)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from backchannel.analysis import Design, RunTables, cell_groups
 from backchannel.paradigms import is_model_key
-from backchannel.paradigms.peer_pressure._base import done_conversations
+from backchannel.paradigms.peer_pressure._base import done_conversations, text_codes
 
 Level = dict[str, Any]
 
@@ -38,17 +38,24 @@ class Cells:
         plain = frame.reset_index(drop=True)
         groups = cell_groups(plain, self.by) if len(plain) else []
         self.levels: list[Level] = [dict(level) for level, _ in groups]
-        codes = [-1] * len(plain)
-        for index, (_, part) in enumerate(groups):
-            for position in part.index:
-                codes[position] = index
+        codes = np.full(len(plain), -1, dtype=np.int64)
+        for index, (_, part) in enumerate(groups):  # the parts' index: positions in `plain`
+            codes[part.index.to_numpy()] = index
         self.codes = pd.Series(codes, index=frame.index, dtype="int64")
         self._by_key = (
-            dict(zip(frame[key].tolist(), codes, strict=True)) if key in frame.columns else {}
+            dict(zip(frame[key].tolist(), codes.tolist(), strict=True))
+            if key in frame.columns
+            else {}
         )
         self._keys = pd.Index(list(self._by_key))
         self._key_codes = np.fromiter(
             self._by_key.values(), dtype=np.int64, count=len(self._by_key)
+        )
+        # Unique text keys without missing ones: rows are matched by Arrow (`text_codes`).
+        self._as_text = (
+            isinstance(self._keys.dtype, pd.StringDtype)
+            and self._keys.is_unique
+            and not self._keys.hasnans
         )
 
     @classmethod
@@ -64,7 +71,11 @@ class Cells:
         """Each row's cell (an index into `levels`), by its conversation; -1 for none."""
         if not self._keys.is_unique:  # several missing keys (NaN): look each row up
             return frame[self.key].map(self._by_key).fillna(-1).astype("int64")
-        found = self._keys.get_indexer(frame[self.key])
+        values = frame[self.key]
+        if self._as_text and isinstance(values.dtype, pd.StringDtype):
+            found = text_codes(values, self._keys)
+        else:
+            found = self._keys.get_indexer(values)
         codes = np.full(len(frame), -1, dtype=np.int64)
         codes[found >= 0] = self._key_codes[found[found >= 0]]
         return pd.Series(codes, index=frame.index, dtype="int64")

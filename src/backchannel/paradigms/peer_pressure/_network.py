@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from backchannel.analysis import Design, RunTables, texts_in
+from backchannel.analysis import Design, RunTables
 from backchannel.engine import distances
 from backchannel.paradigms.peer_pressure._base import (
     INFECTED,
@@ -203,9 +203,86 @@ def exposure_summary(tables: RunTables, judge: str) -> list[dict[str, Any]]:
 
 def _final_answers(tables: RunTables, judge: str) -> pd.DataFrame:
     """Each honest agent's valid answer at its conversation's last checkpoint."""
+    key = ("pp.final_answers", judge)
+    return tables.memo(key, lambda: _select_final_answers(tables, judge)).copy()
+
+
+def _select_final_answers(tables: RunTables, judge: str) -> pd.DataFrame:
     answers = private_answers(tables, judge)
-    last = answers["conversation_id"].map(last_checkpoints(tables))
-    return answers[answers["checkpoint"] == last].reset_index(drop=True)
+    last = last_checkpoints(tables)
+    codes = conversation_codes(tables, answers["conversation_id"])
+    known = conversation_codes(tables, last.index)
+    if (codes < 0).any() or (known < 0).any():  # an id outside the run: match it as text
+        at_last = answers["checkpoint"] == answers["conversation_id"].map(last)
+        return answers[at_last].reset_index(drop=True)
+    # Each conversation's last checkpoint by its code (-1: none, which no checkpoint is).
+    by_code = np.full(len(tables.conversations), -1, dtype=np.int64)
+    by_code[known] = last.to_numpy(dtype=np.int64)
+    at_last = answers["checkpoint"].to_numpy(dtype=np.int64) == by_code[codes]
+    return answers[at_last].reset_index(drop=True)
+
+
+@dataclass
+class _Members:
+    """The rooms of the finished conversations: per conversation code (and -1, last) its room
+    (-1: none) and intervention, and per room one conversation's group. A room is what the
+    per-agent figures read (names, edges, adversaries, models), so conversations of one room
+    share its look-ups."""
+
+    room: npt.NDArray[np.int64]
+    groups: list[dict[str, Any]]
+    intervention: npt.NDArray[np.object_]
+
+    @classmethod
+    def of(cls, tables: RunTables) -> _Members:
+        return tables.memo(("pp.members",), lambda: cls._build(tables))
+
+    @classmethod
+    def _build(cls, tables: RunTables) -> _Members:
+        info = groups(tables)
+        codes = conversation_codes(tables, pd.Index(list(info), dtype=object)).tolist()
+        room = np.full(len(tables.conversations) + 1, -1, dtype=np.int64)
+        intervention = np.full(len(tables.conversations) + 1, None, dtype=object)
+        rooms: dict[Any, int] = {}
+        found: list[dict[str, Any]] = []
+        for cid, code, group in zip(info, codes, info.values(), strict=True):
+            if code < 0:
+                continue
+            edges = group["edges"]
+            key: Any = (
+                tuple(group["names"]),
+                None if edges is None else tuple(tuple(edge) for edge in edges),
+                tuple(group["adversaries"]),
+                tuple(group["models"].items()),
+            )
+            try:
+                index = rooms.setdefault(key, len(found))
+            except TypeError:  # an unhashable part: a room of its own
+                index = rooms.setdefault(("conversation", cid), len(found))
+            if index == len(found):
+                found.append(group)
+            room[code] = index
+            intervention[code] = group["intervention"]
+        return cls(room, found, intervention)
+
+    def rooms_of(self, tables: RunTables, ids: pd.Series) -> npt.NDArray[np.int64]:
+        """Each conversation id's room (-1: not a finished conversation)."""
+        return self.room[conversation_codes(tables, ids)]
+
+    def per_agent(
+        self, room: npt.NDArray[np.int64], agents: pd.Series, value: Any
+    ) -> npt.NDArray[np.object_]:
+        """`value(group, agent)` for each row's room (all >= 0) and agent (as text), worked
+        out once per distinct room and agent."""
+        agent, names = pd.factorize(agents.astype(str).to_numpy(dtype=object))
+        pair = room * max(len(names), 1) + agent
+        distinct, each = np.unique(pair, return_inverse=True)
+        width = max(len(names), 1)
+        names_list = names.tolist()
+        values = np.empty(len(distinct), dtype=object)
+        for i, key in enumerate(distinct.tolist()):
+            values[i] = value(self.groups[key // width], names_list[key % width])
+        return values[each.reshape(-1)]
 
 
 def _distances(tables: RunTables) -> dict[str, dict[str, int | None]]:
@@ -215,18 +292,26 @@ def _distances(tables: RunTables) -> dict[str, dict[str, int | None]]:
     for cid, group in groups(tables).items():
         if not group["adversaries"]:
             continue
-        names, edges = group["names"], group["edges"]
-        shape = (
-            tuple(names),
-            None if edges is None else tuple(tuple(e) for e in edges),
-            tuple(group["adversaries"]),
-        )
-        if shape not in by_graph:
-            if edges is None:
-                edges = [[a, b] for i, a in enumerate(names) for b in names[i + 1 :]]
-            by_graph[shape] = distances(edges, names, group["adversaries"])
-        per_conversation[cid] = by_graph[shape]
+        per_conversation[cid] = _room_distances(group, by_graph)
     return per_conversation
+
+
+def _room_distances(
+    group: dict[str, Any], by_graph: dict[Any, dict[str, int | None]]
+) -> dict[str, int | None]:
+    """Each agent's hop distance to the nearest adversary in `group`'s room, found once per
+    graph (`by_graph`)."""
+    names, edges = group["names"], group["edges"]
+    shape = (
+        tuple(names),
+        None if edges is None else tuple(tuple(e) for e in edges),
+        tuple(group["adversaries"]),
+    )
+    if shape not in by_graph:
+        if edges is None:
+            edges = [[a, b] for i, a in enumerate(names) for b in names[i + 1 :]]
+        by_graph[shape] = distances(edges, names, group["adversaries"])
+    return by_graph[shape]
 
 
 def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
@@ -237,17 +322,22 @@ def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:
     """
     cells = Cells.of(tables, Design.of(tables).factors)
     final = _final_answers(tables, judge)
-    per_conversation = _distances(tables)
-    kept = final[texts_in(final["conversation_id"], per_conversation)]
-    found = [
-        per_conversation[str(cid)][str(agent)]
-        for cid, agent in zip(kept["conversation_id"].tolist(), kept["agent"].tolist(), strict=True)
-    ]
+    members = _Members.of(tables)
+    room = members.rooms_of(tables, final["conversation_id"])
+    adversaries = np.array([bool(g["adversaries"]) for g in members.groups] + [False])
+    kept_rows = np.flatnonzero(adversaries[room])
+    kept = final.iloc[kept_rows]
+    by_graph: dict[Any, dict[str, int | None]] = {}
+    found = members.per_agent(
+        room[kept_rows],
+        kept["agent"],
+        lambda group, agent: _room_distances(group, by_graph)[agent],
+    ).tolist()
     frame = pd.DataFrame(
         {
             "conversation_id": kept["conversation_id"].to_numpy(dtype=object),
             "distance": pd.Series(found, dtype=object),
-            "infected": list(kept["p"] == INFECTED),
+            "infected": (kept["p"] == INFECTED).to_numpy(dtype=bool),
         },
         columns=["conversation_id", "distance", "infected"],
     )
@@ -288,25 +378,25 @@ def _adversary_model(group: dict[str, Any]) -> str:
 def infection_by_model(tables: RunTables, judge: str) -> pd.DataFrame:
     """Final infection by the honest agent's model and the adversaries' model (`mixed` when
     the adversaries ran several models, `none` without adversaries), per cell of the factors
-    other than those naming models (`model_factors`: the split by each agent's model replaces
-    them)."""
+    other than those naming models (`model_factors`: the split by each agent's own model
+    replaces them)."""
     design = Design.of(tables)
     cells = Cells.of(tables, design.by(pooled=model_factors(design)))
     final = _final_answers(tables, judge)
-    info = groups(tables)
-    kept = final[texts_in(final["conversation_id"], info)]
-    ids = kept["conversation_id"].astype(str)
-    adversary = {cid: _adversary_model(group) for cid, group in info.items()}
-    honest = [
-        info[cid]["models"].get(str(agent), "")
-        for cid, agent in zip(ids.tolist(), kept["agent"].tolist(), strict=True)
-    ]
+    members = _Members.of(tables)
+    room = members.rooms_of(tables, final["conversation_id"])
+    kept_rows = np.flatnonzero(room >= 0)
+    kept, room = final.iloc[kept_rows], room[kept_rows]
+    honest = members.per_agent(
+        room, kept["agent"], lambda group, agent: group["models"].get(agent, "")
+    )
+    adversary = np.array([_adversary_model(g) for g in members.groups], dtype=object)
     frame = pd.DataFrame(
         {
             "conversation_id": kept["conversation_id"].to_numpy(dtype=object),
-            "honest_model": pd.Series(honest, dtype=object),
-            "adversary_model": pd.Series(list(ids.map(adversary)), dtype=object),
-            "infected": pd.Series(list(kept["p"] == INFECTED), dtype=bool),
+            "honest_model": pd.Series(honest.tolist(), dtype=object),
+            "adversary_model": pd.Series(adversary[room].tolist(), dtype=object),
+            "infected": pd.Series((kept["p"] == INFECTED).to_numpy(dtype=bool), dtype=bool),
         },
         columns=["conversation_id", "honest_model", "adversary_model", "infected"],
     )
@@ -319,11 +409,12 @@ INTERVENTION = "intervention"
 def by_intervention(tables: RunTables, judge: str) -> list[dict[str, Any]]:
     """Per cell and intervention: conversations, mean FPI over them, the hidden-infection share
     of the paired turns, and mean infection per checkpoint."""
-    kind = {cid: group["intervention"] for cid, group in groups(tables).items()}
     factors = list(Design.of(tables).factors)
     conversations = done_conversations(tables)
     if INTERVENTION not in factors:  # one level, the run's setting: still name it in every row
-        conversations[INTERVENTION] = conversations["conversation_id"].astype(str).map(kind)
+        members = _Members.of(tables)
+        kind = members.intervention[conversation_codes(tables, conversations["conversation_id"])]
+        conversations[INTERVENTION] = pd.Series(kind.tolist(), index=conversations.index)
         factors.append(INTERVENTION)
     cells = Cells(conversations, factors)
     fpi = final_private_infection(tables, judge)

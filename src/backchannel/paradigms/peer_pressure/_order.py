@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from backchannel.analysis import ORDER_COLUMNS, RunTables
+from backchannel.analysis import ORDER_COLUMNS, RunTables, texts_in
 from backchannel.paradigms.peer_pressure._base import conversation_codes, latest_labels
 
 ANSWERS = ("true", "manipulated")
@@ -63,8 +64,7 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
     ]
     others = agent[heard] != agent[probes][owner]
     owner, heard = owner[others], heard[others]
-    bounds = np.searchsorted(owner, np.arange(len(probes) + 1)).tolist()
-    flat: list[Any] = _POSITIONS[position[heard]].tolist()
+    bounds = np.searchsorted(owner, np.arange(len(probes) + 1))
     done_conversations = tables.done_conversations()
     topology = {
         str(c)
@@ -73,16 +73,15 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
         )
         if meta.get("topology") is not None
     }
-    ids = tables.conversations["conversation_id"].astype(str).tolist()
-    on_topology = np.array([c in topology for c in ids] + [False])[conversation[probes]]
-    speakers = [
-        None if skip or a == b else flat[a:b]
-        for skip, a, b in zip(on_topology.tolist(), bounds[:-1], bounds[1:], strict=True)
-    ]
+    listed = texts_in(tables.conversations["conversation_id"], topology)
+    on_topology = np.r_[listed, False][conversation[probes]]
+    speakers = _speaker_lists(position[heard], bounds, on_topology)
     ok = (events["status"].iloc[probes] == "ok").to_numpy(dtype=bool)
     answer = label[probes]
-    answers = [a if good and a in ANSWERS else None for a, good in zip(answer, ok, strict=True)]
-    columns: dict[str, list[Any]] = {
+    valid = ok & np.isin(answer, np.array(ANSWERS, dtype=object))
+    answer[~valid] = None  # `label[probes]` is a copy
+    answers = answer.tolist()
+    columns: dict[str, Any] = {
         "conversation_id": events["conversation_id"].iloc[probes].astype(str).tolist(),
         "seq": seq[probes].tolist(),
         "agent": events["agent"].iloc[probes].astype(str).tolist(),
@@ -92,6 +91,32 @@ def order_answers(tables: RunTables, judge: str) -> pd.DataFrame:
         "answer": answers,
     }
     return pd.DataFrame(columns, columns=list(ORDER_COLUMNS))
+
+
+def _speaker_lists(
+    heard: npt.NDArray[np.int64], bounds: npt.NDArray[np.int64], skip: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.object_]:
+    """Per probe, the positions (`_POSITIONS` codes) `heard[bounds[i]:bounds[i + 1]]` as a list
+    of names, None where `skip` or nothing was heard. Probes fall into few patterns, so each
+    distinct pattern's list is built once and shared by its probes (one object per pattern,
+    which the order checks also read once)."""
+    start, size = bounds[:-1], np.diff(bounds)
+    # A code per pattern, one position at a time: 0 once a probe's list has ended, else its
+    # position + 1, renumbered after each step so the code stays small.
+    pattern = np.zeros(len(start), dtype=np.int64)
+    for k in range(int(size.max()) if len(size) else 0):
+        longer = size > k
+        digit = np.zeros(len(start), dtype=np.int64)
+        digit[longer] = heard[start[longer] + k] + 1
+        pattern = np.unique(pattern * 4 + digit, return_inverse=True)[1].reshape(-1)
+    distinct, first, each = np.unique(pattern, return_index=True, return_inverse=True)
+    lists = np.empty(len(distinct), dtype=object)
+    for i, row in enumerate(first.tolist()):
+        at = int(start[row])
+        lists[i] = _POSITIONS[heard[at : at + int(size[row])]].tolist() or None
+    speakers = lists[each.reshape(-1)]
+    speakers[skip] = None
+    return speakers
 
 
 def _event_labels(

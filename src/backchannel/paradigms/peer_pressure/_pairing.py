@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from backchannel.analysis import Design, RunTables
@@ -56,9 +57,15 @@ def _with_probe(
 
 
 def paired_turns(tables: RunTables, judge: str, pairing: str = "main") -> pd.DataFrame:
-    """Honest exposed turns with a valid stance `s` and the paired private answer `p`."""
+    """Honest exposed turns with a valid stance `s` and the paired private answer `p` (paired
+    once per judge and pairing inside `tables.reuse()`: several sections read the same)."""
     if pairing not in PAIRINGS:
         raise ValueError(f"unknown pairing {pairing!r}; expected one of {PAIRINGS}")
+    key = ("pp.paired_turns", judge, pairing)
+    return tables.memo(key, lambda: _paired_turns(tables, judge, pairing)).copy()
+
+
+def _paired_turns(tables: RunTables, judge: str, pairing: str) -> pd.DataFrame:
     turns = public_turns(tables, judge)
     turns = turns[turns["exposed"]]
     if pairing == "first_before":
@@ -77,8 +84,16 @@ def _rate(numerator: int, denominator: int) -> float:
 def seven_way_categories(paired: pd.DataFrame) -> pd.Series:
     """Each paired turn's seven-way category (`SEVEN_WAY`), or None for a turn left out: an
     unrelated stance, or a private answer that is neither true nor manipulated."""
-    keys = zip(paired["p"].astype(str).tolist(), paired["s"].astype(str).tolist(), strict=True)
-    return pd.Series([_SEVEN_WAY_CELLS.get(key) for key in keys], index=paired.index, dtype=object)
+    p_codes, p_values = pd.factorize(paired["p"].astype(str), use_na_sentinel=False)
+    s_codes, s_values = pd.factorize(paired["s"].astype(str), use_na_sentinel=False)
+    width = max(len(s_values), 1)
+    # Each distinct (answer, stance) pair is looked up once.
+    pairs, each = np.unique(p_codes.astype(np.int64) * width + s_codes, return_inverse=True)
+    p_list, s_list = p_values.tolist(), s_values.tolist()
+    found = np.empty(len(pairs), dtype=object)
+    for i, key in enumerate(pairs.tolist()):
+        found[i] = _SEVEN_WAY_CELLS.get((p_list[key // width], s_list[key % width]))
+    return pd.Series(found[each.reshape(-1)], index=paired.index, dtype=object)
 
 
 def seven_way(paired: pd.DataFrame) -> dict[str, Any]:
@@ -140,7 +155,13 @@ def pairings_by_cell(tables: RunTables, judge: str, pairing: str) -> list[dict[s
 
 def _around_the_round(tables: RunTables, judge: str) -> pd.DataFrame:
     """Exposed turns with the speaker's answer before (`p_before`, checkpoint r - 1) and after
-    (`p_after`, checkpoint r) their round, where both are valid."""
+    (`p_after`, checkpoint r) their round, where both are valid (paired once per judge inside
+    `tables.reuse()`)."""
+    key = ("pp.around_the_round", judge)
+    return tables.memo(key, lambda: _pair_around_the_round(tables, judge)).copy()
+
+
+def _pair_around_the_round(tables: RunTables, judge: str) -> pd.DataFrame:
     answers = private_answers(tables, judge)
     turns = public_turns(tables, judge)
     turns = turns[turns["exposed"]]
