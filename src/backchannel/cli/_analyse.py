@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from backchannel._collector import collector_paused
 from backchannel.cli._common import err, friendly_errors, load_tables, out, paradigm_of
 from backchannel.errors import ConfigError
 
@@ -58,12 +59,13 @@ def metrics_command(
     from backchannel.orchestration import compute_metrics
     from backchannel.paradigms import AnalysisOptions
 
-    run_tables = load_tables(run, tables)
-    paradigm = paradigm_of(run_tables)
-    options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
-    require_conversations(run_tables, run if run is not None else tables)
-    warn_unusable(run_tables)
-    figures = compute_metrics(paradigm, run_tables, options)
+    with collector_paused():
+        run_tables = load_tables(run, tables)
+        paradigm = paradigm_of(run_tables)
+        options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
+        require_conversations(run_tables, run if run is not None else tables)
+        warn_unusable(run_tables)
+        figures = compute_metrics(paradigm, run_tables, options)
     text = json.dumps(jsonable(figures), default=str, allow_nan=False)
     if as_json:
         out.print(text, markup=False, highlight=False, soft_wrap=True)
@@ -171,19 +173,20 @@ def report_command(
     from backchannel.paradigms import AnalysisOptions
     from backchannel.store import incomplete_summary
 
-    run_tables = load_tables(run, None)
-    options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
-    paradigm_of(run_tables)
-    require_conversations(run_tables, run)
-    warn_unusable(run_tables)
-    path = write_report(
-        paradigm_of(run_tables),
-        run_tables,
-        options,
-        output or run / "report",
-        title=run.name,
-        viewer=viewer,
-    )
+    with collector_paused():
+        run_tables = load_tables(run, None)
+        options = AnalysisOptions(judge=judge, second_judge=second_judge, threshold=threshold)
+        paradigm_of(run_tables)
+        require_conversations(run_tables, run)
+        warn_unusable(run_tables)
+        path = write_report(
+            paradigm_of(run_tables),
+            run_tables,
+            options,
+            output or run / "report",
+            title=run.name,
+            viewer=viewer,
+        )
     out.print(f"report: {path.resolve()}")
     partial = incomplete_summary(run_tables.manifest.get("run_state"))
     if partial:

@@ -7,15 +7,14 @@ several extractions of one run coexist and can be compared.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from backchannel._collector import collector_paused
 from backchannel.analysis import RunTables, decode_json
 from backchannel.paradigms.testimony._citations import Extraction
 from backchannel.paradigms.testimony._phases import label_of
@@ -85,25 +84,10 @@ def records(tables: RunTables, judge: str) -> list[Record]:
     (built once per judge inside `tables.reuse()`: the lineage and the stance pairs share it)."""
 
     def build() -> list[Record]:
-        with _collector_paused():
+        with collector_paused():
             return _records(tables, judge)
 
     return tables.memo(("testimony_records", judge), build)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a block (back to its state after): building the
-    records allocates a few objects per statement and claim, none in a cycle, and each
-    allocation-triggered full pass walks the whole run's heap (the decoded metas): half of
-    `_records`' time at 10,000 conversations."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 READ = (("message", "testimony"), ("message", "statement"), ("probe", "vote"))
