@@ -35,6 +35,43 @@ def answer_quality(events: pd.DataFrame) -> dict[str, int]:
     same counts per conversation as it stores them (`_rows.quality`)."""
     if events.empty:
         return quality_from_row((0, 0, 0, 0, 0))
+    import pandas as pd
+
+    if all(isinstance(events[c].dtype, pd.StringDtype) for c in ("model", "status", "text")):
+        return _counted_by_arrow(events)
+    return _counted_by_pandas(events)
+
+
+def _counted_by_arrow(events: pd.DataFrame) -> dict[str, int]:
+    """`_counted_by_pandas` on text columns with Arrow's kernels: at 100,000 testimony
+    conversations the pandas form took 2.7 s of `metrics` (stripping four million texts)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    answered = pc.fill_null(pc.not_equal(pa.array(events["model"]), ""), False)
+    status = pa.array(events["status"]).filter(answered)
+    text = pa.array(events["text"]).filter(answered)
+    blank = pc.fill_null(pc.equal(pc.utf8_trim(text, characters=" \t\n\r"), ""), True)
+    parse_failure = pc.fill_null(pc.equal(status, "parse_failure"), False)
+    blank_answer = pc.and_(pc.fill_null(pc.equal(status, "ok"), False), blank)
+
+    def count(mask: pa.Array) -> int:
+        return int(pc.sum(pc.fill_null(mask, False)).as_py() or 0)
+
+    return quality_from_row(
+        (
+            count(answered),
+            count(pc.or_(blank_answer, pc.and_(parse_failure, blank))),
+            count(pc.and_(parse_failure, pc.invert(blank))),
+            count(pc.equal(status, "refusal")),
+            count(pc.equal(status, "error")),
+        )
+    )
+
+
+def _counted_by_pandas(events: pd.DataFrame) -> dict[str, int]:
+    """Answered rows (a model was called), of them: empty (ok or parse failure with blank text),
+    unreadable (parse failure with text), refused and failed; for columns of any dtype."""
     # Only the three columns read are filtered: taking every column's rows copied the texts.
     answered = (events["model"].fillna("").astype(str) != "").to_numpy(dtype=bool)
     status = events["status"][answered].astype(str)
