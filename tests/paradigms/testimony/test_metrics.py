@@ -12,14 +12,12 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from backchannel.analysis import paired_bootstrap_diff_ci
 from backchannel.paradigms.testimony import checkpoint_outcomes, outcome_of
 from backchannel.paradigms.testimony import testimony_metrics as compute_metrics
 from backchannel.paradigms.testimony._metrics import MEASURES, _paired_frames
 from backchannel.paradigms.testimony._stats import (
     _paired_difference,
     mcnemar_exact,
-    paired_bootstrap,
     paired_difference,
     sign_test,
     wilson,
@@ -304,34 +302,6 @@ def test_stats_match_scipy_and_statsmodels() -> None:
     assert result["estimate_pp"] == pytest.approx(100 * 7 / 20) and result["n"] == 20
     assert result["low_pp"] < result["estimate_pp"] < result["high_pp"]
     assert paired_difference([], [])["reason"] == "no paired units"
-
-
-@pytest.mark.parametrize(
-    ("first", "second", "seed"),
-    [
-        ([1.0, 0.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 0.0, 1.0], 0),
-        ([1.0], [0.0], 0),  # one pair: no spread
-        ([0.5, 0.25, 0.75], [0.5, 0.25, 0.75], 0),  # every difference zero
-        ([0.25, 0.5, float("nan"), 1.0], [0.0, 0.75, 0.5, float("nan")], 0),  # NaN pairs
-        ([], [], 0),  # no pair
-        (list(np.linspace(0, 1, 7)), [0.3] * 7, 3),
-        # More pairs than one batch of draws holds whole (1,000,000 // n resamples).
-        (list(np.random.default_rng(1).random(1500)), [0.5] * 1500, 0),
-        (
-            list(np.random.default_rng(2).integers(0, 5, 4000) / 4),
-            list(np.random.default_rng(3).integers(0, 5, 4000) / 4),
-            1,
-        ),
-    ],
-)
-def test_paired_bootstrap_is_the_library_interval(
-    first: list[float], second: list[float], seed: int
-) -> None:
-    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    interval = paired_bootstrap_diff_ci(a, b, seed=seed)
-    expected = (interval.estimate, interval.low, interval.high)
-    found = paired_bootstrap(a, b, seed=seed)
-    assert np.array_equal(np.array(found), np.array(expected), equal_nan=True)
 
 
 def test_paired_difference_says_why_there_is_no_test() -> None:

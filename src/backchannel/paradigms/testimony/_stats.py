@@ -10,7 +10,6 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from backchannel.analysis import (
     mcnemar_test,
@@ -91,7 +90,7 @@ def _paired_difference(first: bytes, second: bytes, test: Test, seed: int) -> di
             "reason": "no paired units",
             "skipped": "no paired units",
         }
-    estimate, low, high = paired_bootstrap(a, b, seed=seed)
+    interval = paired_bootstrap_diff_ci(a, b, seed=seed)
     if test == "mcnemar":
         result, name = mcnemar_test(a, b, exact=True), "mcnemar_exact"
     elif test == "wilcoxon":
@@ -99,43 +98,11 @@ def _paired_difference(first: bytes, second: bytes, test: Test, seed: int) -> di
     else:
         result, name = exact_sign_test(a, b), "sign_test_exact"
     return {
-        "estimate_pp": 100 * estimate,
-        "low_pp": 100 * low,
-        "high_pp": 100 * high,
+        "estimate_pp": 100 * interval.estimate,
+        "low_pp": 100 * interval.low,
+        "high_pp": 100 * interval.high,
         "n": len(a),
         "p_value": result.p_value,
         "test": name,
         "skipped": result.skipped,
     }
-
-
-RESAMPLES = 10_000
-"""The resamples of `paired_bootstrap_diff_ci`'s default, which `paired_bootstrap` matches."""
-_BATCH_VALUES = 1_000_000  # indices drawn per step, as `paired_bootstrap_diff_ci` draws them
-
-
-def paired_bootstrap(
-    first: np.ndarray, second: np.ndarray, *, seed: int = 0
-) -> tuple[float, float, float]:
-    """mean(first - second) and its 95 % percentile bootstrap interval, exactly as
-    `paired_bootstrap_diff_ci` gives them (same generator, same draws in the same batches,
-    same quantiles), with each resample's mean taken of the differences directly: scipy's
-    paired bootstrap resamples an index array, then both samples, then subtracts, which cost
-    three times as much. Pairs with a NaN go to `paired_bootstrap_diff_ci` itself."""
-    if np.isnan(first).any() or np.isnan(second).any() or len(first) == 0:
-        interval = paired_bootstrap_diff_ci(first, second, seed=seed)
-        return interval.estimate, interval.low, interval.high
-    diffs = first - second
-    n = len(diffs)
-    mean = float(diffs.mean())
-    if n == 1 or np.all(diffs == diffs[0]):
-        return mean, mean, mean
-    rng = np.random.default_rng(seed)
-    batch = max(1, min(RESAMPLES, _BATCH_VALUES // n))
-    means = [
-        np.mean(diffs[rng.integers(0, n, (min(batch, RESAMPLES - k), n))], axis=-1)
-        for k in range(0, RESAMPLES, batch)
-    ]
-    alpha = (1 - 0.95) / 2
-    low, high = stats.quantile(np.concatenate(means), np.asarray([alpha, 1 - alpha]), axis=-1)
-    return mean, float(low), float(high)
