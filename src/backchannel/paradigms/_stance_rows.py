@@ -7,7 +7,7 @@ alike (`backchannel.analysis.STANCE_PAIR_COLUMNS`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -32,7 +32,21 @@ def skipped_row(base: Mapping[str, Any], reason: str) -> dict[str, Any]:
 def pairs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The rows as a stance-pairs frame: the contract's columns in order, `probe_seq` Int64 and
     the flags nullable booleans."""
-    frame = pd.DataFrame(list(rows), columns=list(STANCE_PAIR_COLUMNS))
+    return _typed(pd.DataFrame(list(rows), columns=list(STANCE_PAIR_COLUMNS)))
+
+
+def pairs_frame_of_columns(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
+    """`pairs_frame` of rows given as columns (a list per contract column): the same columns,
+    dtypes and values, without a dict per row."""
+    frame = pd.DataFrame(
+        {c: pd.Series(columns[c], dtype=object) for c in STANCE_PAIR_COLUMNS},
+        columns=list(STANCE_PAIR_COLUMNS),
+    )
+    return _typed(frame)
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """The contract's dtypes on a frame of its columns."""
     frame["conversation_id"] = frame["conversation_id"].astype(str)
     frame["agent"] = frame["agent"].astype(str)
     frame["role"] = frame["role"].astype(str)

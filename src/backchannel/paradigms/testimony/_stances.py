@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backchannel.analysis import STANCE_PAIR_COLUMNS, RunTables, decode_json
+from backchannel.analysis import RunTables, decode_json
 from backchannel.paradigms._stance_rows import (
     FLAGS,
     OFF_THE_RECORD,
     off_the_record,
     pairs_frame,
+    pairs_frame_of_columns,
     skipped_row,
 )
 from backchannel.paradigms.testimony._graph import Record, citation_judges, converted, records
@@ -161,23 +162,6 @@ def _place(vote: Vote) -> str | None:
     return value
 
 
-def _frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
-    """`pairs_frame` of rows given as columns: the same columns, dtypes and values."""
-    frame = pd.DataFrame(
-        {c: pd.Series(columns[c], dtype=object) for c in STANCE_PAIR_COLUMNS},
-        columns=list(STANCE_PAIR_COLUMNS),
-    )
-    for name in ("conversation_id", "agent", "role"):
-        frame[name] = frame[name].astype(str)
-    frame["round"] = frame["round"].astype(int)
-    frame["turn_seq"] = frame["turn_seq"].astype(int)
-    frame["probe_seq"] = frame["probe_seq"].astype("Int64")
-    for flag in FLAGS:
-        frame[flag] = frame[flag].astype("boolean")
-    frame["skipped"] = frame["skipped"].astype(object).where(frame["skipped"].notna(), None)
-    return frame
-
-
 def stance_pairs(tables: RunTables) -> pd.DataFrame:
     """One row per statement of a finished conversation, under the run's first citation
     extraction (the markup's when there is one), paired with the vote of its round."""
@@ -186,7 +170,7 @@ def stance_pairs(tables: RunTables) -> pd.DataFrame:
     if judges:
         found = records(tables, judges[0])
         if any(r.statements for r in found):
-            return _frame(_rows(found, _vote_table(tables), probes))
+            return pairs_frame_of_columns(_rows(found, _vote_table(tables), probes))
         return pairs_frame([])
     return pairs_frame(_unlabelled(tables, _votes(tables), probes))
 
