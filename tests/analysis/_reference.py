@@ -3,8 +3,6 @@ tests check the current ones give exactly what these give."""
 
 from __future__ import annotations
 
-import math
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -15,18 +13,19 @@ from backchannel.analysis import (
     Divergence,
     DivergenceRow,
     DivergenceTest,
-    TestResult,
     cell_groups,
     check_stance_pairs,
     classify_pairs,
     clustered_proportion_ci,
-    finite_or_none,
-    holm,
-    mann_whitney_u,
     texts_in,
-    wilcoxon_signed_rank,
 )
-from backchannel.analysis._divergence import INTERVAL_METHOD, MEASURES, TESTED, _record
+from backchannel.analysis._divergence import (
+    INTERVAL_METHOD,
+    MEASURES,
+    TESTED,
+    _record,
+    compared_cells,
+)
 
 
 # divergence ---------------------------------------------------------------------------------
@@ -112,48 +111,13 @@ def _tests(
         for role in sorted(frame["role"].astype(str).unique())
         for name in TESTED
     }
-    found: list[tuple[dict[str, Any], TestResult, float]] = []
-    for (i, (first, _)), (j, (second, _)) in combinations(enumerate(cells), 2):
-        differing = [f for f in factors if first[f] != second[f]]
-        if len(differing) != 1:
-            continue
-        paired = keys_of[i] is not None and keys_of[i] == keys_of[j]
-        a, b = places[i][paired], places[j][paired]
-        for (role, name), shares in per_conversation.items():
-            va, vb = shares[a], shares[b]
-            if paired:
-                result = wilcoxon_signed_rank(vb, va)
-                both = ~(np.isnan(va) | np.isnan(vb))
-                difference = float(np.mean(vb[both] - va[both])) if both.any() else math.nan
-            else:
-                result = mann_whitney_u(vb, va)
-                ca, cb = va[~np.isnan(va)], vb[~np.isnan(vb)]
-                difference = float(cb.mean() - ca.mean()) if len(ca) and len(cb) else math.nan
-            info = {
-                "role": role,
-                "measure": name,
-                "factor": differing[0],
-                "first": first,
-                "second": second,
-                "paired": paired,
-            }
-            found.append((info, result, difference))
-    adjusted = holm([r.p_value if r.computed else None for _, r, _ in found])
-    return [
-        DivergenceTest(
-            **info,
-            test=result.test,
-            method=result.method,
-            statistic=finite_or_none(result.statistic) if result.computed else None,
-            p_value=finite_or_none(result.p_value) if result.computed else None,
-            p_holm=p_holm,
-            difference=finite_or_none(difference),
-            n=result.n,
-            missing=result.missing,
-            skipped=result.skipped,
-        )
-        for (info, result, difference), p_holm in zip(found, adjusted, strict=True)
-    ]
+    return compared_cells(
+        cells,
+        factors,
+        places,
+        per_conversation,
+        lambda i, j: keys_of[i] is not None and keys_of[i] == keys_of[j],
+    )
 
 
 def _unit_keys(group: pd.DataFrame) -> tuple[tuple[str, int], ...] | None:

@@ -300,12 +300,31 @@ def _tests(
         for (_, group), keys in zip(cells, keys_of, strict=True)
     ]
     per_conversation = _shares(frame, units["conversation_id"], *measured)
+    return compared_cells(
+        cells,
+        factors,
+        places,
+        per_conversation,
+        lambda i, j: _same_keys(keys_of[i], keys_of[j]),
+    )
+
+
+def compared_cells(
+    cells: Sequence[tuple[dict[str, Any], pd.DataFrame]],
+    factors: Sequence[str],
+    places: Sequence[dict[bool, np.ndarray]],
+    per_conversation: dict[tuple[str, str], np.ndarray],
+    paired_cells: Callable[[int, int], bool],
+) -> list[DivergenceTest]:
+    """Each share of `per_conversation` tested between every two cells that differ in exactly
+    one factor (Wilcoxon on paired cells, Mann-Whitney otherwise; `places[i][paired]` are cell
+    i's rows in that order), with Holm's adjustment over the whole family."""
     found: list[tuple[dict[str, Any], TestResult, float]] = []
     for (i, (first, _)), (j, (second, _)) in combinations(enumerate(cells), 2):
         differing = [f for f in factors if first[f] != second[f]]
         if len(differing) != 1:
             continue
-        paired = _same_keys(keys_of[i], keys_of[j])
+        paired = paired_cells(i, j)
         a, b = places[i][paired], places[j][paired]
         for (role, name), shares in per_conversation.items():
             va, vb = shares[a], shares[b]
