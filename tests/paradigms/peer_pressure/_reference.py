@@ -13,11 +13,11 @@ from backchannel.paradigms.peer_pressure._base import (
     KNOWER,
     MAIN_PROBE,
     REASK_PROBES,
-    _labelled,
     _turn_events,
     last_checkpoints,
     merge_coded,
     private_answers,
+    speaking_turns,
 )
 from backchannel.paradigms.peer_pressure._cells import Cells, model_factors
 from backchannel.paradigms.peer_pressure._network import (
@@ -113,20 +113,7 @@ def public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
     by_round = honest.groupby(["conversation_id", "round"])["turn"]
     honest["first_speaker"] = honest["turn"] == by_round.transform("min")
     honest["last_speaker"] = honest["turn"] == by_round.transform("max")
-    labelled = _labelled(tables, judge, honest)
-    valid = labelled[labelled["valid"]].rename(columns={"label": "s"})
-    valid = valid.astype({"s": str})
-    columns = [
-        "conversation_id",
-        "round",
-        "turn",
-        "agent",
-        "s",
-        "exposed",
-        "first_speaker",
-        "last_speaker",
-    ]
-    return valid[columns].reset_index(drop=True)
+    return speaking_turns(tables, judge, honest)
 
 
 def _rate(numerator: int, denominator: int) -> float:

@@ -287,6 +287,12 @@ def _public_turns(tables: RunTables, judge: str) -> pd.DataFrame:
     by_round = honest.groupby([conversation, honest["round"].to_numpy()])["turn"]
     honest["first_speaker"] = honest["turn"] == by_round.transform("min")
     honest["last_speaker"] = honest["turn"] == by_round.transform("max")
+    return speaking_turns(tables, judge, honest)
+
+
+def speaking_turns(tables: RunTables, judge: str, honest: pd.DataFrame) -> pd.DataFrame:
+    """The honest turns with a valid stance of `judge` as `s`, with their exposure and
+    speaking-order flags: the columns `_public_turns` gives."""
     labelled = _labelled(tables, judge, honest)
     valid = labelled[labelled["valid"]].rename(columns={"label": "s"})
     valid = valid.astype({"s": str})
