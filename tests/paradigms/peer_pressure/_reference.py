@@ -22,8 +22,8 @@ from backchannel.paradigms.peer_pressure._base import (
 from backchannel.paradigms.peer_pressure._cells import Cells, model_factors
 from backchannel.paradigms.peer_pressure._network import (
     _adversary_model,
-    _distances,
     _rates_by_cell,
+    _room_distances,
     groups,
 )
 from backchannel.paradigms.peer_pressure._order import _POSITIONS
@@ -46,6 +46,18 @@ def final_answers(tables: RunTables, judge: str) -> pd.DataFrame:
     answers = private_answers(tables, judge)
     last = answers["conversation_id"].map(last_checkpoints(tables))
     return answers[answers["checkpoint"] == last].reset_index(drop=True)
+
+
+def _distances(tables: RunTables) -> dict[str, dict[str, int | None]]:
+    """Per conversation id with adversaries: each agent's hop distance to the nearest
+    one (what `_network` matched rows by before its rooms)."""
+    by_graph: dict[Any, dict[str, int | None]] = {}  # rooms of the same graph share distances
+    per_conversation: dict[str, dict[str, int | None]] = {}
+    for cid, group in groups(tables).items():
+        if not group["adversaries"]:
+            continue
+        per_conversation[cid] = _room_distances(group, by_graph)
+    return per_conversation
 
 
 def infection_by_distance(tables: RunTables, judge: str) -> pd.DataFrame:

@@ -275,25 +275,14 @@ class _Members:
         """`value(group, agent)` for each row's room (all >= 0) and agent (as text), worked
         out once per distinct room and agent."""
         agent, names = pd.factorize(agents.astype(str).to_numpy(dtype=object))
-        pair = room * max(len(names), 1) + agent
-        distinct, each = np.unique(pair, return_inverse=True)
         width = max(len(names), 1)
+        pair = room * width + agent
+        distinct, each = np.unique(pair, return_inverse=True)
         names_list = names.tolist()
         values = np.empty(len(distinct), dtype=object)
         for i, key in enumerate(distinct.tolist()):
             values[i] = value(self.groups[key // width], names_list[key % width])
         return values[each.reshape(-1)]
-
-
-def _distances(tables: RunTables) -> dict[str, dict[str, int | None]]:
-    """Per conversation with adversaries: each agent's hop distance to the nearest one."""
-    by_graph: dict[Any, dict[str, int | None]] = {}  # rooms of the same graph share distances
-    per_conversation: dict[str, dict[str, int | None]] = {}
-    for cid, group in groups(tables).items():
-        if not group["adversaries"]:
-            continue
-        per_conversation[cid] = _room_distances(group, by_graph)
-    return per_conversation
 
 
 def _room_distances(
