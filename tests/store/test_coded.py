@@ -26,6 +26,24 @@ def test_an_empty_lookup_knows_no_code() -> None:
     assert Lookup({}).texts(np.array([1, 2])).isna().all()
 
 
+def _in_run_order(
+    frame: pd.DataFrame,
+    conversations: Lookup,
+    rank: dict[int, int],
+    keys: list[str],
+    coded: dict[str, Lookup],
+) -> pd.DataFrame:
+    """`frame` (coded, with its `conv`) taken in `run_order`."""
+    order, _ = run_order(
+        frame["conv"].to_numpy(dtype=np.int64),
+        conversations,
+        rank,
+        [frame[key].to_numpy(dtype=np.int64) for key in keys],
+        [coded.get(key) for key in keys],
+    )
+    return (frame if order is None else frame.take(order)).reset_index(drop=True)
+
+
 def test_run_order_matches_a_stable_pandas_sort_on_the_named_columns() -> None:
     rng = np.random.default_rng(3)
     convs = [30, 10, 20]  # run order differs from key order
@@ -39,7 +57,7 @@ def test_run_order_matches_a_stable_pandas_sort_on_the_named_columns() -> None:
     )
     ids = Lookup({10: "x", 20: "y", 30: "z"})
     rank = {conv: i for i, conv in enumerate(convs)}
-    ordered = run_order(frame, ids, rank, ["seq", "judge"], {"judge": Lookup(judges)})
+    ordered = _in_run_order(frame, ids, rank, ["seq", "judge"], {"judge": Lookup(judges)})
     expected = (
         frame.assign(_rank=frame["conv"].map(rank), _judge=frame["judge"].map(judges))
         .sort_values(["_rank", "seq", "_judge"], kind="stable")
@@ -51,13 +69,13 @@ def test_run_order_matches_a_stable_pandas_sort_on_the_named_columns() -> None:
 
 def test_run_order_puts_a_conversation_outside_the_scope_last() -> None:
     frame = pd.DataFrame({"conv": [4, 1, 2], "seq": [0, 0, 0]})
-    ordered = run_order(frame, Lookup({1: "a", 2: "b"}), {1: 1, 2: 0}, ["seq"], {})
+    ordered = _in_run_order(frame, Lookup({1: "a", 2: "b"}), {1: 1, 2: 0}, ["seq"], {})
     assert ordered["conv"].tolist() == [2, 1, 4]
 
 
 def test_rows_already_in_order_keep_their_order() -> None:
     frame = pd.DataFrame({"conv": [1, 1, 2], "seq": [0, 1, 0]})
-    ordered = run_order(frame, Lookup({1: "a", 2: "b"}), {1: 0, 2: 1}, ["seq"], {})
+    ordered = _in_run_order(frame, Lookup({1: "a", 2: "b"}), {1: 0, 2: 1}, ["seq"], {})
     pd.testing.assert_frame_equal(ordered, frame)
 
 

@@ -109,23 +109,18 @@ def sort_order(columns: Sequence[np.ndarray]) -> np.ndarray | None:
 
 
 def run_order(
-    frame: pd.DataFrame,
+    convs: np.ndarray,
     conversations: Lookup,
     rank: Mapping[int, int],
-    keys: Sequence[str],
-    coded: Mapping[str, Lookup],
-) -> pd.DataFrame:
-    """`frame` (still coded, with its `conv` column) sorted by run order (`rank` of each conv
-    in `conversations`), then by `keys` (a coded key by its text), as a stable sort would; no
-    copy when it is already in order (the store reads rows in key order)."""
-    if frame.empty:
-        return frame.reset_index(drop=True)
-    place = places(conversations, rank)
-    columns = [place[conversations.positions(frame["conv"].to_numpy(dtype=np.int64))]]
-    for key in keys:
-        values = frame[key].to_numpy(dtype=np.int64)
-        columns.append(coded[key].text_order(values) if key in coded else values)
-    order = sort_order(columns)
-    if order is None:
-        return frame.reset_index(drop=True)
-    return frame.take(order).reset_index(drop=True)
+    keys: Sequence[np.ndarray],
+    coded: Sequence[Lookup | None],
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """The stable order that sorts rows by run order (`rank` of each conv of `convs` in
+    `conversations`), then by `keys` (a key with a `coded` lookup by its text), or None when
+    they already are (the store reads rows in key order); and each row's place in
+    `conversations`."""
+    at = conversations.positions(convs)
+    columns = [places(conversations, rank)[at]]
+    for values, names in zip(keys, coded, strict=True):
+        columns.append(values if names is None else names.text_order(values))
+    return sort_order(columns), at

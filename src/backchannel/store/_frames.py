@@ -21,7 +21,7 @@ from backchannel.engine import (
     column_names,
 )
 from backchannel.store._arrow import frame_of, select_columns, series_of
-from backchannel.store._coded import Lookup, places, sort_order
+from backchannel.store._coded import Lookup, run_order
 from backchannel.store._rows import (
     EMPTY_META,
     EVENT_CODED,
@@ -127,12 +127,13 @@ def _tidy(
         frame.insert(0, "run_id", run_id)
         return frame[list(columns)]
     conversations = Lookup(scope.id_of)
-    at = conversations.positions(table.column("conv").to_numpy().astype(np.int64, copy=False))
-    order_by = [places(conversations, scope.rank)[at]]
-    for key in keys:
-        values = series_of(table.column(key), key in texts).to_numpy(dtype=np.int64)
-        order_by.append(names.text_order(values) if key in coded else values)
-    order = sort_order(order_by)
+    order, at = run_order(
+        table.column("conv").to_numpy().astype(np.int64, copy=False),
+        conversations,
+        scope.rank,
+        [series_of(table.column(key), key in texts).to_numpy(dtype=np.int64) for key in keys],
+        [names if key in coded else None for key in keys],
+    )
     if order is not None:
         table, at = table.take(pa.array(order)), at[order]
     found: dict[str, Any] = {
