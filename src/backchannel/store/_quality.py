@@ -53,7 +53,8 @@ def _counted_by_arrow(events: pd.DataFrame) -> dict[str, int]:
     text = pa.array(events["text"]).filter(answered)
     blank = pc.fill_null(pc.equal(pc.utf8_trim(text, characters=" \t\n\r"), ""), True)
     parse_failure = pc.fill_null(pc.equal(status, "parse_failure"), False)
-    blank_answer = pc.and_(pc.fill_null(pc.equal(status, "ok"), False), blank)
+    # A missing status is in neither.
+    ok_or_parse_failure = pc.is_in(status, value_set=pa.array(["ok", "parse_failure"]))
 
     def count(mask: pa.Array) -> int:
         return int(pc.sum(pc.fill_null(mask, False)).as_py() or 0)
@@ -61,7 +62,7 @@ def _counted_by_arrow(events: pd.DataFrame) -> dict[str, int]:
     return quality_from_row(
         (
             count(answered),
-            count(pc.or_(blank_answer, pc.and_(parse_failure, blank))),
+            count(pc.and_(ok_or_parse_failure, blank)),
             count(pc.and_(parse_failure, pc.invert(blank))),
             count(pc.equal(status, "refusal")),
             count(pc.equal(status, "error")),
