@@ -7,21 +7,15 @@ when the model loads avoids that."""
 
 from __future__ import annotations
 
-import os
 import time
 
 import psutil
 
+from backchannel._cores import usable_cores
+
 WINDOW_S = 0.2
 """How long the machine's use is sampled for: long enough to see a busy process, short
 beside the model's load."""
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity, where the platform has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
 
 
 def busy_elsewhere(window_s: float = WINDOW_S) -> float:
