@@ -232,18 +232,33 @@ def conversations_frame(
     stored = (*_CONVERSATION_STORED, "replica_calls")
     rows = _select_rows(db, "conversations", stored, scope, everything)
     documents = decoder.documents("conversation_meta", None if everything else scope.convs)
-    frame = pd.DataFrame.from_records(
-        [(*r[1:-1], conversation_meta(documents.get(r[0]), r[-1]), scope.rank[r[0]]) for r in rows],
-        columns=[*_CONVERSATION_STORED, "meta", "_rank"],
+    rows.sort(key=lambda r: scope.rank[r[0]])  # stable: ties keep the order read
+    metas = [conversation_meta(documents.get(r[0]), r[-1]) for r in rows]
+    stored_columns = list(zip(*rows, strict=True)) if rows else [()] * (len(stored) + 1)
+    # A column at a time: `from_records` first makes one object array of every row and
+    # value, several times slower than the columns it then infers (one at a time, alike).
+    frame = pd.DataFrame(
+        {
+            name: _column(values)
+            for name, values in zip(
+                (*_CONVERSATION_STORED, "meta"), (*stored_columns[1:-1], metas), strict=True
+            )
+        },
+        index=pd.RangeIndex(len(rows)),
     )
-    frame = frame.sort_values("_rank", kind="stable").drop(columns="_rank")
-    frame = frame.reset_index(drop=True)
     frame.insert(0, "run_id", run_id)
     frame.insert(2, "paradigm", manifest.get("paradigm", ""))
     factors = list(manifest.get("factors", []))
     for factor, levels in factor_levels(frame["cell"], factors).items():
         frame[factor] = levels
     return frame[[*column_names(CONVERSATION_TABLE), *factors]]
+
+
+def _column(values: Sequence[Any]) -> pd.Series:
+    """One column typed as `DataFrame.from_records` types it."""
+    import pandas as pd
+
+    return pd.DataFrame.from_records([(v,) for v in values], columns=["v"], nrows=len(values))["v"]
 
 
 def factor_levels(cells: pd.Series, factors: Sequence[str]) -> dict[str, pd.Series]:
