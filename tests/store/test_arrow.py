@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from backchannel.store._arrow import frame_of, select_columns
+from backchannel.store._arrow import frame_of, select_columns, start_whole_reads
 
 _COLUMNS = ["n", "maybe_n", "text", "maybe_text", "never_text", "never_n", "x"]
 _TEXTS = {"text", "maybe_text", "never_text"}
@@ -95,3 +95,49 @@ def test_factor_levels_decode_each_cell_as_the_row_by_row_decode_did() -> None:
     assert found["k"].isna().tolist() == [False, True, False, False]
     assert found["k"].dropna().tolist() == [1, 1, 2]
     assert found["m"].fillna("-").tolist() == ["a", "b", "a", "-"]
+
+
+@pytest.mark.parametrize("bounds", [[1], [500, 1100], [0, 5, 1100, 5000], [1100]])
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_table_read_in_ranges_on_threads_is_the_one_scan(
+    tmp_path: Path, bounds: list[int], workers: int
+) -> None:
+    """Ranges that are empty, hold only NULLs of a column (`maybe_text` below the last row) or
+    lie past the last key: the parts end to end are the table one scan reads, types and all."""
+    db = _database(tmp_path / "run.sqlite", _rows(1101))
+    columns = _COLUMNS[1:]
+    (read,) = start_whole_reads(db, [("t", columns)], "n", bounds, workers)
+    found = frame_of(read(), _TEXTS)
+    expected = frame_of(
+        select_columns(db, f"SELECT n, {', '.join(columns)} FROM t", _COLUMNS), _TEXTS
+    )
+    pd.testing.assert_frame_equal(found, expected, check_exact=True)
+    assert list(found.dtypes.astype(str)) == list(expected.dtypes.astype(str))
+    assert found["n"].tolist() == list(range(1101))
+
+
+def test_reads_in_ranges_without_a_file_go_through_the_connection() -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (n INTEGER PRIMARY KEY, text TEXT)")
+    db.executemany("INSERT INTO t VALUES (?, ?)", [(3, "c"), (1, "a"), (2, None)])
+    (read,) = start_whole_reads(db, [("t", ["text"])], "n", [2], workers=2)
+    assert read().to_pydict() == {"n": [1, 2, 3], "text": ["a", None, "c"]}
+
+
+def _reserved_kib() -> int:
+    """This process's private address space (VmData), which a fork must be able to commit."""
+    status = Path("/proc/self/status").read_text(encoding="ascii")
+    (line,) = [line for line in status.splitlines() if line.startswith("VmData:")]
+    return int(line.split()[1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_read_reserves_room_for_the_rows_there_are(tmp_path: Path) -> None:
+    """A batch sized far past the rows reserved gigabytes of address space per column, held
+    by the columns read (and a fork of the process then failed for want of memory)."""
+    db = _database(tmp_path / "run.sqlite", _rows(1101))
+    before = _reserved_kib()
+    tables = [select_columns(db, f"SELECT {', '.join(_COLUMNS)} FROM t", _COLUMNS)]
+    tables += [read() for read in start_whole_reads(db, [("t", _COLUMNS[1:])], "n", [500], 2)]
+    assert _reserved_kib() - before < 256 * 1024
+    assert [t.num_rows for t in tables] == [1101, 1101]

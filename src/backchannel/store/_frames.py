@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from backchannel._cores import usable_cores
 from backchannel.engine import (
     CONVERSATION_TABLE,
     EVENT_TABLE,
@@ -20,7 +21,7 @@ from backchannel.engine import (
     PROMPT_TABLE,
     column_names,
 )
-from backchannel.store._arrow import frame_of, select_columns, series_of
+from backchannel.store._arrow import frame_of, select_columns, series_of, start_whole_reads
 from backchannel.store._coded import Lookup, run_order
 from backchannel.store._rows import (
     EMPTY_META,
@@ -39,6 +40,8 @@ _EVENT_STORED = [c.name for c in EVENT_STORED]
 _LABEL_STORED = [c.name for c in LABEL_STORED]
 _EVENT_TEXTS = [c.name for c in EVENT_STORED if c.type is str and c.name not in CODED]
 _LABEL_TEXTS = [c.name for c in LABEL_STORED if c.type is str and c.name not in CODED]
+_CONVERSATIONS_PER_PART = 2_000
+"""Below this many conversations a part, one scan is quicker than starting more threads."""
 _CONVERSATION_STORED = (
     "conversation_id",
     "cell_key",
@@ -146,12 +149,36 @@ def _tidy(
     return pd.DataFrame(found)
 
 
-def events_frame(
-    db: sqlite3.Connection, decoder: Decoder, scope: Scope, run_id: str, *, everything: bool
-) -> pd.DataFrame:
-    """The events of `scope` with every column but `meta`, in run order."""
+def whole_reads(db: sqlite3.Connection, scope: Scope) -> tuple[Callable[[], pa.Table], ...]:
+    """Start reading the events and the labels of every stored conversation (`scope`: all of
+    them) on the usable cores; each call waits for its table, for `events_frame` and
+    `labels_frame`."""
+    convs = sorted(scope.convs)
+    parts = min(usable_cores(), max(1, len(convs) // _CONVERSATIONS_PER_PART))
+    bounds = [convs[len(convs) * i // parts] for i in range(1, parts)]
+    events, labels = start_whole_reads(
+        db,
+        [("events", _EVENT_STORED), ("labels", _LABEL_STORED)],
+        "conv",
+        bounds,
+        workers=usable_cores(),
+    )
+    return events, labels
 
-    table = _select(db, "events", _EVENT_STORED, scope, everything)
+
+def events_frame(
+    db: sqlite3.Connection,
+    decoder: Decoder,
+    scope: Scope,
+    run_id: str,
+    *,
+    everything: bool,
+    read: Callable[[], pa.Table] | None = None,
+) -> pd.DataFrame:
+    """The events of `scope` with every column but `meta`, in run order (`read`: the table
+    `whole_reads` started)."""
+
+    table = read() if read is not None else _select(db, "events", _EVENT_STORED, scope, everything)
     frame = _tidy(
         table,
         scope,
@@ -201,12 +228,19 @@ def _convs_of(db: sqlite3.Connection, ids: list[str]) -> list[tuple[str, int]]:
 
 
 def labels_frame(
-    db: sqlite3.Connection, decoder: Decoder, scope: Scope, run_id: str, *, everything: bool
+    db: sqlite3.Connection,
+    decoder: Decoder,
+    scope: Scope,
+    run_id: str,
+    *,
+    everything: bool,
+    read: Callable[[], pa.Table] | None = None,
 ) -> pd.DataFrame:
-    """The labels of `scope`, in run order, then by event and judge."""
+    """The labels of `scope`, in run order, then by event and judge (`read`: the table
+    `whole_reads` started)."""
 
     return _tidy(
-        _select(db, "labels", _LABEL_STORED, scope, everything),
+        read() if read is not None else _select(db, "labels", _LABEL_STORED, scope, everything),
         scope,
         run_id,
         column_names(LABEL_TABLE),

@@ -361,17 +361,20 @@ class RunStore:
             events_frame,
             labels_frame,
             scopes,
+            whole_reads,
         )
 
         manifest = {**self.manifest(), "run_state": self.run_state()}
         run_id = str(manifest.get("run_id", self.directory.name))
         (scope,) = scopes(self._db)
         decoder = self._reading()
+        # The events and labels are read on other threads while the conversations are built.
+        read_events, read_labels = whole_reads(self._db, scope)
         conversations = conversations_frame(
             self._db, decoder, scope, manifest, run_id, everything=True
         )
-        events = events_frame(self._db, decoder, scope, run_id, everything=True)
-        labels = labels_frame(self._db, decoder, scope, run_id, everything=True)
+        events = events_frame(self._db, decoder, scope, run_id, everything=True, read=read_events)
+        labels = labels_frame(self._db, decoder, scope, run_id, everything=True, read=read_labels)
         path = self.directory / DATABASE_NAME
         return RunTables(
             events,
