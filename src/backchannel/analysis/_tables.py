@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
@@ -20,6 +20,9 @@ from backchannel.engine import (
     Column,
     column_names,
 )
+
+if TYPE_CHECKING:
+    from backchannel._beside import Beside
 
 EVENT_COLUMNS = column_names(EVENT_TABLE)
 PROMPT_COLUMNS = column_names(PROMPT_TABLE)
@@ -60,6 +63,15 @@ def decode_json(text: Any) -> Any:
     if text is None or (isinstance(text, float) and pd.isna(text)) or text == "":
         return None
     return json.loads(text) if isinstance(text, str) else text
+
+
+FORK_FROM_EVENTS = 200_000
+"""Below this many events a run's analysis sections take well under a second each, less than
+is worth a second process."""
+
+
+def _store_read_refused(*_: object) -> Any:
+    raise RuntimeError("the store is not read from a forked process")
 
 
 class RunTables:
@@ -130,6 +142,22 @@ class RunTables:
     def core_events(self) -> pd.DataFrame:
         """The events with every column but possibly `meta` (not read until it is needed)."""
         return self._events
+
+    def beside(self, work: Callable[[], T]) -> Beside[T]:
+        """`work` over these tables, started in a forked copy of the process when the run is
+        large enough to gain from it (see `backchannel._beside`); the child reads no store."""
+        from backchannel._beside import Beside
+
+        large = len(self._events) >= FORK_FROM_EVENTS
+        return Beside(work, in_child=self.forbid_store_reads, fork=None if large else False)
+
+    def forbid_store_reads(self) -> None:
+        """From now on a lazy read of the store (event meta, prompts) raises instead: for a
+        forked copy of the process, which must not use its parent's database connection."""
+        if self._event_meta is not None:
+            self._event_meta = _store_read_refused
+        if callable(self._prompts):
+            self._prompts = _store_read_refused
 
     @contextmanager
     def reuse(self) -> Iterator[RunTables]:

@@ -4,6 +4,7 @@ metrics` and the report)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from backchannel.errors import ConfigError
@@ -28,8 +29,19 @@ def compute_metrics(
                 f"--{option.replace('_', '-')} {name}: no labels of that judge in the run; "
                 f"judges in the run: {listed}"
             )
-    from backchannel.paradigms import with_kit_sections
+    from backchannel.analysis import Metrics
+    from backchannel.paradigms import kit_sections
 
     with tables.reuse():  # the metrics share one decoding of the run's events
-        metrics = paradigm.metrics(tables, options)
-        return with_kit_sections(paradigm, tables, options, metrics)
+        # The kit's sections read only the tables: on a large run they are computed in a
+        # forked copy of this process while this one computes the paradigm's own sections.
+        kit = tables.beside(partial(kit_sections, paradigm, tables, options))
+        try:
+            metrics = paradigm.metrics(tables, options)
+        except BaseException:
+            kit.abandon()
+            raise
+        if not isinstance(metrics, Metrics):
+            kit.abandon()
+            return metrics
+        return metrics.model_copy(update=kit.result())

@@ -11,7 +11,7 @@ from backchannel._lazy import lazy_exports
 if TYPE_CHECKING:
     from backchannel.paradigms._base import AnalysisOptions, CallEstimate, Paradigm, is_model_key
     from backchannel.paradigms._items import ItemList, SkippedItem, skipped_of
-    from backchannel.paradigms._kit import with_kit_sections
+    from backchannel.paradigms._kit import kit_sections, with_kit_sections
     from backchannel.paradigms._registry import (
         ENTRY_POINT_GROUP,
         PARADIGMS,
@@ -85,6 +85,7 @@ __all__ = [
     "get_paradigm",
     "is_model_key",
     "judge_awareness",
+    "kit_sections",
     "registered",
     "skipped_of",
     "with_kit_sections",
@@ -96,7 +97,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
         {
             "._base": ("AnalysisOptions", "CallEstimate", "Paradigm", "is_model_key"),
             "._items": ("ItemList", "SkippedItem", "skipped_of"),
-            "._kit": ("with_kit_sections",),
+            "._kit": ("kit_sections", "with_kit_sections"),
             "._registry": ("ENTRY_POINT_GROUP", "PARADIGMS", "get_paradigm", "registered"),
             "._validity": (
                 "ValiditySettings",

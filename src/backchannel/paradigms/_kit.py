@@ -21,18 +21,29 @@ def with_kit_sections(
 ) -> Metrics | dict[str, Any]:
     """`metrics` with the kit's sections filled from the paradigm's hooks (typed results only:
     a paradigm that returns a plain dict gets none)."""
-    from backchannel.analysis import Design, Metrics, divergence
+    from backchannel.analysis import Metrics
 
     if not isinstance(metrics, Metrics):
         return metrics
-    update: dict[str, Any] = {"validity": _validity(paradigm, tables)}
+    return metrics.model_copy(update=kit_sections(paradigm, tables, options))
+
+
+def kit_sections(
+    paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions
+) -> dict[str, Any]:
+    """The kit's sections of the run (validity; divergence and influence where the paradigm
+    gives their inputs), by section name. They read only the tables, never the paradigm's own
+    metrics, so they can be computed beside them."""
+    from backchannel.analysis import Design, divergence
+
+    sections: dict[str, Any] = {"validity": _validity(paradigm, tables)}
     pairs = paradigm.stance_pairs(tables, options)
     if pairs is not None:
-        update["divergence"] = divergence(pairs, Design.of(tables), tables.conversations)
+        sections["divergence"] = divergence(pairs, Design.of(tables), tables.conversations)
     influence = _influence(paradigm, tables, options)
     if influence is not None:
-        update["influence"] = influence
-    return metrics.model_copy(update=update)
+        sections["influence"] = influence
+    return sections
 
 
 def _influence(paradigm: Paradigm[Any], tables: RunTables, options: AnalysisOptions) -> Any:

@@ -13,6 +13,7 @@ Every section is computed once per cell of the factors the run declares beyond t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from itertools import combinations
 from typing import Any
 
@@ -300,6 +301,20 @@ def testimony_metrics(tables: RunTables) -> TestimonyMetrics:
     factors the run declares beyond the study's arms (`Cells`)."""
     design = Design.of(tables)
     cells = Cells.of(tables, design)
+    # The lineage reads only the tables: on a large run it is computed in a forked copy of
+    # the process while this one computes the outcomes.
+    lineage = tables.beside(partial(lineage_metrics, tables, cells))
+    try:
+        data = _outcome_sections(tables, design, cells)
+    except BaseException:
+        lineage.abandon()
+        raise
+    data["lineage"] = lineage.result()
+    return TestimonyMetrics.build(jsonable(data), design)
+
+
+def _outcome_sections(tables: RunTables, design: Design, cells: Cells) -> dict[str, Any]:
+    """Every section but the lineage: outcomes per checkpoint and their contrasts, per cell."""
     outcomes = checkpoint_outcomes(tables)
     analysed = outcomes[outcomes["group"] == "participants"]
     rounds = _rounds(tables)
@@ -336,9 +351,8 @@ def testimony_metrics(tables: RunTables) -> TestimonyMetrics:
         "failed_votes": int(analysed["failed"].sum()),
         "truncated_votes": int(analysed["truncated"].sum()),
         **sections,
-        "lineage": lineage_metrics(tables, cells),
     }
-    return TestimonyMetrics.build(jsonable(data), design)
+    return data
 
 
 def pooled_factors(design: Design, judges: Sequence[str]) -> dict[str, list[str]]:

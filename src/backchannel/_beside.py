@@ -1,0 +1,112 @@
+"""Work done in a forked copy of this process while this one goes on with other work.
+
+An analysis of a large run is Python-bound (pandas, numpy and the interpreter), so threads
+would take turns on one core. A fork shares the tables already in memory, page by page, for
+free; the child computes its part and sends back only the result, pickled. Where there is no
+fork, or one usable core, or the child fails for any reason, the work is done here instead,
+so a result never depends on how it was computed and an error is the one the work raises in
+this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, Generic, TypeVar
+
+from backchannel._cores import usable_cores
+
+T = TypeVar("T")
+
+
+class Beside(Generic[T]):
+    """`work()` started beside this process: `result()` waits for it, `abandon()` drops it.
+    `in_child` runs first in the child only (to keep it off what it must not share, such as
+    the parent's database connection); `fork` overrides `can_fork()`."""
+
+    def __init__(
+        self,
+        work: Callable[[], T],
+        *,
+        in_child: Callable[[], None] | None = None,
+        fork: bool | None = None,
+    ) -> None:
+        self._work = work
+        self._in_child = in_child
+        self.answered_here = False
+        """Whether `result()` computed the value in this process (no child, or it gave none)."""
+        self._process: Any = None
+        self._receive: Connection | None = None
+        if fork if fork is not None else can_fork():
+            self._start()
+
+    @property
+    def forked(self) -> bool:
+        """Whether the work runs in a child process (otherwise `result()` runs it here)."""
+        return self._process is not None
+
+    def _start(self) -> None:
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        # Whatever this process has buffered would be written again by the child's exit.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        process = context.Process(target=_run, args=(self._work, self._in_child, send), daemon=True)
+        process.start()
+        send.close()
+        self._process, self._receive = process, receive
+
+    def result(self) -> T:
+        """The work's value: the child's, or computed here when there is no child or it gave
+        none (it raised, or it died)."""
+        if self._process is None or self._receive is None:
+            self.answered_here = True
+            return self._work()
+        try:
+            status, value = self._receive.recv()
+        except (EOFError, OSError):
+            status, value = "failed", None
+        finally:
+            self._finish()
+        if status == "ok":
+            found: T = value
+            return found
+        self.answered_here = True
+        return self._work()
+
+    def abandon(self) -> None:
+        """Stop the child, whose result is not needed."""
+        if self._process is not None:
+            self._process.terminate()
+            self._finish()
+
+    def _finish(self) -> None:
+        if self._receive is not None:
+            self._receive.close()
+        if self._process is not None:
+            self._process.join()
+        self._process, self._receive = None, None
+
+
+def can_fork() -> bool:
+    """A forked child can run beside this process: Linux (where a fork of a process holding
+    numerical libraries is safe) with two cores or more to use."""
+    return sys.platform.startswith("linux") and usable_cores() >= 2
+
+
+def _run(work: Callable[[], Any], in_child: Callable[[], None] | None, send: Connection) -> None:
+    """The child: the work's value, or word that it failed (this process then computes it)."""
+    try:
+        if in_child is not None:
+            in_child()
+        outcome: tuple[str, Any] = ("ok", work())
+    except BaseException:  # any failure is redone by the parent, which raises it there
+        outcome = ("failed", None)
+    try:
+        send.send(outcome)
+    except Exception:  # an unpicklable value: the parent computes it itself
+        send.send(("failed", None))
+    finally:
+        send.close()
