@@ -76,3 +76,19 @@ def test_without_a_fork_the_work_runs_when_its_value_is_asked_for() -> None:
     assert not beside.forked and calls == []
     assert beside.result() == 1
     assert beside.answered_here
+
+
+def test_a_block_that_raises_stops_the_child() -> None:
+    import time
+
+    with pytest.raises(KeyError), Beside(lambda: time.sleep(600), fork=True) as beside:
+        process = beside._process
+        raise KeyError("gone")
+    assert process is not None and not process.is_alive()
+    assert not beside.forked
+
+
+def test_a_block_that_took_the_result_ends_with_the_value() -> None:
+    with Beside(os.getpid, fork=True) as beside:
+        value = beside.result()
+    assert value != os.getpid() and not beside.forked

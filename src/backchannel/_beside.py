@@ -14,6 +14,7 @@ import multiprocessing
 import sys
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from backchannel._cores import usable_cores
@@ -24,7 +25,9 @@ T = TypeVar("T")
 class Beside(Generic[T]):
     """`work()` started beside this process: `result()` waits for it, `abandon()` drops it.
     `in_child` runs first in the child only (to keep it off what it must not share, such as
-    the parent's database connection); `fork` overrides `can_fork()`."""
+    the parent's database connection); `fork` overrides `can_fork()`. As a context manager,
+    a child whose result was not asked for when the block ends (it raised, or returned
+    early) is abandoned."""
 
     def __init__(
         self,
@@ -75,6 +78,17 @@ class Beside(Generic[T]):
             return found
         self.answered_here = True
         return self._work()
+
+    def __enter__(self) -> Beside[T]:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.abandon()
 
     def abandon(self) -> None:
         """Stop the child, whose result is not needed."""

@@ -32,16 +32,12 @@ def compute_metrics(
     from backchannel.analysis import Metrics
     from backchannel.paradigms import kit_sections
 
-    with tables.reuse():  # the metrics share one decoding of the run's events
-        # The kit's sections read only the tables: on a large run they are computed in a
-        # forked copy of this process while this one computes the paradigm's own sections.
-        kit = tables.beside(partial(kit_sections, paradigm, tables, options))
-        try:
-            metrics = paradigm.metrics(tables, options)
-        except BaseException:
-            kit.abandon()
-            raise
+    # The metrics share one decoding of the run's events (`reuse`). The kit's sections read
+    # only the tables: on a large run they are computed in a forked copy of this process while
+    # this one computes the paradigm's own sections.
+    kit_work = partial(kit_sections, paradigm, tables, options)
+    with tables.reuse(), tables.beside(kit_work) as kit:
+        metrics = paradigm.metrics(tables, options)
         if not isinstance(metrics, Metrics):
-            kit.abandon()
             return metrics
         return metrics.model_copy(update=kit.result())

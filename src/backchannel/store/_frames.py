@@ -154,14 +154,15 @@ def whole_reads(db: sqlite3.Connection, scope: Scope) -> tuple[Callable[[], pa.T
     them) on the usable cores; each call waits for its table, for `events_frame` and
     `labels_frame`."""
     convs = sorted(scope.convs)
-    parts = min(usable_cores(), max(1, len(convs) // _CONVERSATIONS_PER_PART))
+    cores = usable_cores()
+    parts = min(cores, max(1, len(convs) // _CONVERSATIONS_PER_PART))
     bounds = [convs[len(convs) * i // parts] for i in range(1, parts)]
     events, labels = start_whole_reads(
         db,
         [("events", _EVENT_STORED), ("labels", _LABEL_STORED)],
         "conv",
         bounds,
-        workers=usable_cores(),
+        workers=cores,
     )
     return events, labels
 

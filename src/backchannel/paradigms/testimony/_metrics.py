@@ -303,13 +303,9 @@ def testimony_metrics(tables: RunTables) -> TestimonyMetrics:
     cells = Cells.of(tables, design)
     # The lineage reads only the tables: on a large run it is computed in a forked copy of
     # the process while this one computes the outcomes.
-    lineage = tables.beside(partial(lineage_metrics, tables, cells))
-    try:
+    with tables.beside(partial(lineage_metrics, tables, cells)) as lineage:
         data = _outcome_sections(tables, design, cells)
-    except BaseException:
-        lineage.abandon()
-        raise
-    data["lineage"] = lineage.result()
+        data["lineage"] = lineage.result()
     return TestimonyMetrics.build(jsonable(data), design)
 
 
