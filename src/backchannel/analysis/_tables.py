@@ -381,9 +381,17 @@ def _decoded(column: pd.Series, decode: Callable[[Any], Any]) -> pd.Series:
 def _decoded_once(column: pd.Series) -> pd.Series:
     """Conversation metas decoded to dicts, each distinct text once: every conversation of an
     item and arm stores the same meta (testimony's story is about 10 KB of JSON), so a run of
-    100,000 conversations holds a few hundred distinct texts."""
+    100,000 conversations holds a few hundred distinct texts. A string column's texts are told
+    apart by `pd.factorize` (in Arrow), not each turned into a Python string; an object column
+    may hold metas already decoded (a Parquet round trip), which pass through."""
+    if isinstance(column.dtype, pd.StringDtype):
+        codes, distinct = pd.factorize(column)
+        decoded = [_decode_dict(text) for text in distinct]
+        missing = _decode_dict(None)
+        values = [dict(decoded[code]) if code >= 0 else dict(missing) for code in codes.tolist()]
+        return pd.Series(values, index=column.index, dtype=object)
     found: dict[str, dict[str, Any]] = {}
-    values: list[dict[str, Any]] = []
+    values = []
     for text in column.tolist():
         if not isinstance(text, str):
             values.append(_decode_dict(text))
