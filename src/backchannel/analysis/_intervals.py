@@ -143,10 +143,6 @@ def bca_mean_ci(
     return _bootstrap_mean(values, "BCa", confidence, resamples, seed)
 
 
-def _mean_difference(first: np.ndarray, second: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(first - second, axis=axis)
-
-
 def paired_bootstrap_diff_ci(
     first: Numbers,
     second: Numbers,
@@ -169,10 +165,13 @@ def paired_bootstrap_diff_ci(
     mean = float(diffs.mean())
     if n == 1 or np.all(diffs == diffs[0]):
         return Interval(mean, mean, mean, n, missing=missing)
+    # Resampling the differences draws the same indices as resampling the pairs together
+    # (scipy's paired bootstrap resamples an index array the same way), so the interval is
+    # scipy.stats.bootstrap(paired=True)'s to the bit, without gathering both samples.
     low, high = _bootstrap(
-        (a, b),
-        _mean_difference,
-        paired=True,
+        (diffs,),
+        _mean,
+        paired=False,
         method="percentile",
         confidence=confidence,
         resamples=resamples,
