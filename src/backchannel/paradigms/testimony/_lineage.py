@@ -172,8 +172,17 @@ class _Table:
     def __init__(self, found: list[Record]) -> None:
         self.found = found
         # Per record, typed as rows of them would be.
+        # Conversations that stored the same meta share its agents list: one label each.
+        labels: dict[int, str] = {}
+        for r in found:
+            if id(r.meta.get("agents")) not in labels:
+                labels[id(r.meta.get("agents"))] = _model_label(r.meta)
         self.arm = pd.DataFrame.from_records(
-            [tuple(_arm(r.meta).values()) for r in found], columns=ARM
+            [
+                (labels[id(r.meta.get("agents"))], r.meta["condition"], r.meta["intervention"])
+                for r in found
+            ],
+            columns=ARM,
         )
         self.cid = pd.array([r.conversation_id for r in found], dtype="str")
         by_environment: dict[int, dict[str, str | None]] = {}  # shared by equal meta
@@ -338,18 +347,19 @@ class _Table:
         """`MEMBER_COLUMNS`: per member and round, its root state (what its statements up to
         the round carry, each root at the order of the latest one carrying it) and its vote."""
         numbers = [round_of(f"R{k}") for k in range(1, max(self.rounds, default=0) + 1)]
-        rows = [
-            (i, m, k)
-            for i, ms in enumerate(self.members)
-            for m in range(len(ms))
-            for k in range(self.rounds[i])
-        ]
-        rec = np.array([i for i, _, _ in rows], dtype=np.int64)
-        step = np.array([k for _, _, k in rows], dtype=np.int64)
-        starts = np.cumsum([len(ms) for ms in self.members]) - [len(ms) for ms in self.members]
-        agent = self.member_agent[starts[rec] + np.array([m for _, m, _ in rows], np.int64)]
+        # Rows (record, member, round), rounds fastest, worked out as arrays.
+        sizes = np.array([len(ms) for ms in self.members], dtype=np.int64)
+        rounds = np.array(self.rounds, dtype=np.int64)
+        per = sizes * rounds
+        rec = np.repeat(np.arange(len(per), dtype=np.int64), per)
+        within = np.arange(len(rec), dtype=np.int64) - np.repeat(np.cumsum(per) - per, per)
+        member, step = np.divmod(within, rounds[rec]) if len(rec) else (within, within)
+        agent = self.member_agent[(np.cumsum(sizes) - sizes)[rec] + member]
         votes = _objects(
-            [self.found[i].votes.get((self.members[i][m], numbers[k])) for i, m, k in rows]
+            [
+                self.found[i].votes.get((self.members[i][m], numbers[k]))
+                for i, m, k in zip(rec.tolist(), member.tolist(), step.tolist(), strict=True)
+            ]
         )
         slots = self.lookup(rec, agent, self.member_phase[step])
         condition = np.array([r.meta["condition"] == "C1" for r in self.found], dtype=bool)
