@@ -11,8 +11,15 @@ has answered, that page alone, and one conversation (median of 5), over its JSON
     python bench/store.py --sizes 1000 --baseline /path/to/checkout    # bytes beside SRC's
     python bench/store.py --dir runs/store-bench                      # 1,000 to 100,000 (hours)
     python bench/store.py --quick                                     # 20 and 100 (seconds)
+    python bench/store.py --dir DIR --commands metrics,report --against SRC --repeats 2
 
+`--against SRC` times `status`, `metrics` and `report` of the source tree SRC too, alternately
+with this tree's on the same runs, prints after / against, and says whether the two `metrics
+--json` outputs are identical. `--repeats N` times each of those N times (the median is shown).
 Bytes do not depend on the machine's load; times do (run the timed sizes on a quiet machine).
+A fresh virtual machine backs its memory on first touch, slowly (about 2.4 s of system time
+per GiB here): `--warm-memory GIB` touches that much once, in a throwaway process, before
+anything is timed, so the first command does not pay it for all the others.
 Runs are built once into `--dir` and reused when complete.
 """
 
@@ -86,6 +93,11 @@ class Command:
     name: str
     seconds: float
     peak_mib: float
+    against_seconds: float | None = None
+    """The same command on the `--against` tree (median of the repeats)."""
+    against_peak_mib: float | None = None
+    same_output: bool | None = None
+    """For `metrics`: whether both trees printed the same `--json`."""
 
 
 @dataclass
@@ -115,6 +127,16 @@ def _environment(source: Path | None) -> dict[str, str]:
     if source is not None:
         env["PYTHONPATH"] = str(source / "src")
     return env
+
+
+def warm_memory(gib: float) -> None:
+    """Touch `gib` GiB once in a throwaway process (see the module's docstring)."""
+    code = (
+        "import numpy as np\n"
+        f"blocks = [np.ones(1 << 27) for _ in range({int(gib)})]\n"
+        "print(sum(len(b) for b in blocks) >> 27, 'GiB touched')"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
 
 
 def backchannel(*args: str, source: Path | None = None) -> tuple[float, float, str]:
@@ -227,14 +249,37 @@ def view(run: Path, conversations: int) -> list[Command]:
 COMMANDS = ("resume", "status", "metrics", "report", "export", "view")
 
 
+def side_by_side(name: str, args: list[str], against: Path | None, repeats: int) -> Command:
+    """`backchannel ARGS` timed `repeats` times (medians), alternately with the `against`
+    tree's when given; for `metrics`, whether the two printed the same."""
+    mine: list[tuple[float, float, str]] = []
+    theirs: list[tuple[float, float, str]] = []
+    for _ in range(repeats):
+        mine.append(backchannel(*args))
+        if against is not None:
+            theirs.append(backchannel(*args, source=against))
+    command = Command(
+        name, statistics.median(m[0] for m in mine), statistics.median(m[1] for m in mine)
+    )
+    if theirs:
+        command.against_seconds = statistics.median(t[0] for t in theirs)
+        command.against_peak_mib = statistics.median(t[1] for t in theirs)
+        if name == "metrics":
+            command.same_output = all(t[2] == mine[0][2] for t in [*mine, *theirs])
+    return command
+
+
 def measure(
     directory: Path,
     paradigm: str,
     conversations: int,
     baseline: Path | None,
     commands: Sequence[str] = COMMANDS,
+    against: Path | None = None,
+    repeats: int = 1,
 ) -> Measured:
-    """The run's bytes and the `commands` (all of `COMMANDS` by default) timed on it."""
+    """The run's bytes and the `commands` (all of `COMMANDS` by default) timed on it; status,
+    metrics and report `repeats` times, beside the `against` tree's when given."""
     run, built = build(directory, paradigm, conversations)
     measured = Measured(
         paradigm,
@@ -257,17 +302,14 @@ def measure(
         if calls is None or int(calls.group(1)) != 0:
             raise RuntimeError(f"resuming the finished run {run} made calls: {printed[-500:]}")
         measured.commands.append(Command("resume (0 calls)", seconds, peak))
-    for name, args in (
-        ("status", ["status", str(run)]),
-        ("metrics", ["metrics", str(run), "--json"]),
-    ):
-        if name in commands:
-            seconds, peak, _ = backchannel(*args)
-            measured.commands.append(Command(name, seconds, peak))
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        if "report" in commands:
-            seconds, peak, _ = backchannel("report", str(run), "-o", f"{scratch}/report")
-            measured.commands.append(Command("report", seconds, peak))
+        for name, args in (
+            ("status", ["status", str(run)]),
+            ("metrics", ["metrics", str(run), "--json"]),
+            ("report", ["report", str(run), "-o", f"{scratch}/report"]),
+        ):
+            if name in commands:
+                measured.commands.append(side_by_side(name, args, against, repeats))
         for fmt in ("parquet", "csv") if "export" in commands else ():
             seconds, peak, _ = backchannel(
                 "export", str(run), "-o", f"{scratch}/{fmt}", "--format", fmt
@@ -309,6 +351,26 @@ def times_table(results: list[Measured]) -> str:
     return "\n".join(lines)
 
 
+def against_table(results: list[Measured], against: Path) -> str:
+    """The commands timed on both trees: seconds and peak memory, after / against."""
+    lines = [
+        "| paradigm | conversations | command | against s (MiB) | this tree s (MiB) | "
+        "this / against | `--json` |\n|---|---:|---|---:|---:|---:|---|"
+    ]
+    for m in results:
+        for c in m.commands:
+            if c.against_seconds is None or c.against_peak_mib is None:
+                continue
+            same = {None: "", True: "identical", False: "**differs**"}[c.same_output]
+            lines.append(
+                f"| {m.paradigm} | {m.conversations:,} | {c.name} | "
+                f"{c.against_seconds:.2f} ({c.against_peak_mib:,.0f}) | "
+                f"{c.seconds:.2f} ({c.peak_mib:,.0f}) | {c.seconds / c.against_seconds:.2f} | "
+                f"{same} |"
+            )
+    return f"against {against}:\n" + "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> list[Measured]:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--dir", type=Path, help="keep the runs here (default: a temp dir)")
@@ -321,7 +383,12 @@ def main(argv: list[str] | None = None) -> list[Measured]:
         default=",".join(COMMANDS),
         help=f"which to time, comma-separated (default all: {','.join(COMMANDS)})",
     )
+    parser.add_argument("--against", type=Path, help="a source tree to time beside this one")
+    parser.add_argument("--repeats", type=int, default=1, help="times to run each command")
+    parser.add_argument("--warm-memory", type=float, default=0, help="GiB to touch first")
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     commands = args.commands.split(",")
     unknown = sorted(set(commands) - set(COMMANDS))
     if unknown:
@@ -329,17 +396,32 @@ def main(argv: list[str] | None = None) -> list[Measured]:
     sizes = [20, 100] if args.quick else [int(s) for s in args.sizes.split(",")]
     paradigms = args.paradigms.split(",")
     results = []
+    if args.warm_memory:
+        warm_memory(args.warm_memory)
     with tempfile.TemporaryDirectory(prefix="bench-store-") as scratch:
         directory = args.dir or Path(scratch)
         directory.mkdir(parents=True, exist_ok=True)
         for size in sizes:
             for paradigm in paradigms:
-                results.append(measure(directory, paradigm, size, args.baseline, commands))
+                results.append(
+                    measure(
+                        directory,
+                        paradigm,
+                        size,
+                        args.baseline,
+                        commands,
+                        args.against,
+                        args.repeats,
+                    )
+                )
                 print(f"measured {paradigm} at {size:,}", file=sys.stderr)
                 print(times_table(results[-1:]), file=sys.stderr, flush=True)
     print(bytes_table(results))
     print()
     print(times_table(results))
+    if args.against is not None:
+        print()
+        print(against_table(results, args.against))
     return results
 
 

@@ -182,3 +182,18 @@ def test_stopping_quick(capsys: pytest.CaptureFixture[str]) -> None:
         assert run.stop in ("target", "ceiling") and run.conversations == 4 * run.replicates
         assert run.calls == 2 * run.replicates * (9 + 7)
     assert "calls stopped / fixed" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_store_bench_times_another_tree_beside_this_one(tmp_path: Path) -> None:
+    tree = Path(__file__).resolve().parents[2]  # this checkout, as the tree to compare with
+    results = _load("store").main(
+        [
+            *("--sizes", "20", "--paradigms", "peer_pressure", "--dir", str(tmp_path)),
+            *("--commands", "metrics", "--against", str(tree), "--repeats", "2"),
+        ]
+    )
+    (measured,) = results
+    (metrics,) = [c for c in measured.commands if c.name == "metrics"]
+    assert metrics.same_output is True
+    assert metrics.against_seconds is not None and _positive(metrics.against_seconds)
