@@ -92,3 +92,46 @@ def test_a_block_that_took_the_result_ends_with_the_value() -> None:
     with Beside(os.getpid, fork=True) as beside:
         value = beside.result()
     assert value != os.getpid() and not beside.forked
+
+
+def test_a_child_is_forked_only_while_a_core_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from backchannel import _beside
+
+    monkeypatch.setattr(_beside, "usable_cores", lambda: 2)
+    first = Beside(lambda: time.sleep(600))
+    second = Beside(os.getpid)  # the second core is the first child's
+    assert first.forked and not second.forked
+    assert second.result() == os.getpid()
+    first.abandon()
+    third = Beside(os.getpid)  # the core is free again
+    assert third.forked
+    assert third.result() != os.getpid()
+    monkeypatch.setattr(_beside, "usable_cores", lambda: 1)
+    assert not Beside(os.getpid).forked
+
+
+def test_a_signal_ends_the_child_by_its_default_action_not_an_inherited_handler() -> None:
+    import signal
+    import time
+
+    parent = os.getpid()
+
+    def raising(number: int, frame: object) -> None:  # as some libraries install
+        if os.getpid() != parent:  # a child that ran it escaped into this test: end it
+            os._exit(1)
+        raise SystemExit(number)
+
+    previous = signal.signal(signal.SIGTERM, raising)
+    try:
+        for _ in range(20):  # the signal lands at once, while the child may still be forking
+            beside = Beside(lambda: time.sleep(600), fork=True)
+            process = beside._process
+            assert process is not None
+            os.kill(process.pid, signal.SIGTERM)
+            process.join(timeout=60)
+            assert process.exitcode == -signal.SIGTERM
+            beside.abandon()
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -10,7 +10,9 @@ this process.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import signal
 import sys
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -20,6 +22,9 @@ from typing import Any, Generic, TypeVar
 from backchannel._cores import usable_cores
 
 T = TypeVar("T")
+
+_running = 0
+"""Children of this process started by `Beside` and not yet finished."""
 
 
 class Beside(Generic[T]):
@@ -57,9 +62,18 @@ class Beside(Generic[T]):
         sys.stdout.flush()
         sys.stderr.flush()
         process = context.Process(target=_run, args=(self._work, self._in_child, send), daemon=True)
-        process.start()
+        # Until the child is in `_run`, a signal would run this process's handlers there
+        # (Ctrl-C's KeyboardInterrupt, or a library's SIGTERM handler raising SystemExit)
+        # and unwind the parent's stack in the child: held back over the fork.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         send.close()
         self._process, self._receive = process, receive
+        global _running
+        _running += 1
 
     def result(self) -> T:
         """The work's value: the child's, or computed here when there is no child or it gave
@@ -91,9 +105,10 @@ class Beside(Generic[T]):
         self.abandon()
 
     def abandon(self) -> None:
-        """Stop the child, whose result is not needed."""
+        """Stop the child, whose result is not needed (SIGKILL: it holds nothing to clean up,
+        and no handler it inherited may run)."""
         if self._process is not None:
-            self._process.terminate()
+            self._process.kill()
             self._finish()
 
     def _finish(self) -> None:
@@ -101,17 +116,33 @@ class Beside(Generic[T]):
             self._receive.close()
         if self._process is not None:
             self._process.join()
+            global _running
+            _running -= 1
         self._process, self._receive = None, None
 
 
 def can_fork() -> bool:
     """A forked child can run beside this process: Linux (where a fork of a process holding
-    numerical libraries is safe) with two cores or more to use."""
-    return sys.platform.startswith("linux") and usable_cores() >= 2
+    numerical libraries is safe) with a usable core free of this process and the children it
+    already runs beside it. More children than cores would only take turns, each holding its
+    own copy of what it changes; the work is then done here, when its value is asked for."""
+    return sys.platform.startswith("linux") and usable_cores() > 1 + _running
+
+
+_HELD = {signal.SIGINT, signal.SIGTERM}
+"""Signals held back while a child is forked, until it runs `_run`."""
 
 
 def _run(work: Callable[[], Any], in_child: Callable[[], None] | None, send: Connection) -> None:
-    """The child: the work's value, or word that it failed (this process then computes it)."""
+    """The child: the work's value, or word that it failed (this process then computes it).
+    It ends on SIGINT or SIGTERM at once, by their default action, not by the handlers of the
+    process it was forked from."""
+    for number in _HELD:
+        # Where a handler cannot be reset (not the main thread), an exception it raises is
+        # caught below like any failure of the work.
+        with contextlib.suppress(ValueError):
+            signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
     try:
         if in_child is not None:
             in_child()
