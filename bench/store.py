@@ -17,9 +17,9 @@ has answered, that page alone, and one conversation (median of 5), over its JSON
 with this tree's on the same runs, prints after / against, and says whether the two `metrics
 --json` outputs are identical. `--repeats N` times each of those N times (the median is shown).
 Bytes do not depend on the machine's load; times do (run the timed sizes on a quiet machine).
-A fresh virtual machine backs its memory on first touch, slowly (about 2.4 s of system time
-per GiB here): `--warm-memory GIB` touches that much once, in a throwaway process, before
-anything is timed, so the first command does not pay it for all the others.
+On a virtual machine that hands freed memory back to its host, every command pays system time
+for the memory it touches (about 2.2 s per GiB on the 2-core machine of bench/RESULTS.md, and
+memory freed is cold again within about 30 s): compare trees alternately, as `--against` does.
 Runs are built once into `--dir` and reused when complete.
 """
 
@@ -127,16 +127,6 @@ def _environment(source: Path | None) -> dict[str, str]:
     if source is not None:
         env["PYTHONPATH"] = str(source / "src")
     return env
-
-
-def warm_memory(gib: float) -> None:
-    """Touch `gib` GiB once in a throwaway process (see the module's docstring)."""
-    code = (
-        "import numpy as np\n"
-        f"blocks = [np.ones(1 << 27) for _ in range({int(gib)})]\n"
-        "print(sum(len(b) for b in blocks) >> 27, 'GiB touched')"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
 
 
 def backchannel(*args: str, source: Path | None = None) -> tuple[float, float, str]:
@@ -385,7 +375,6 @@ def main(argv: list[str] | None = None) -> list[Measured]:
     )
     parser.add_argument("--against", type=Path, help="a source tree to time beside this one")
     parser.add_argument("--repeats", type=int, default=1, help="times to run each command")
-    parser.add_argument("--warm-memory", type=float, default=0, help="GiB to touch first")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
@@ -396,8 +385,6 @@ def main(argv: list[str] | None = None) -> list[Measured]:
     sizes = [20, 100] if args.quick else [int(s) for s in args.sizes.split(",")]
     paradigms = args.paradigms.split(",")
     results = []
-    if args.warm_memory:
-        warm_memory(args.warm_memory)
     with tempfile.TemporaryDirectory(prefix="bench-store-") as scratch:
         directory = args.dir or Path(scratch)
         directory.mkdir(parents=True, exist_ok=True)
