@@ -33,9 +33,10 @@ def _model_label(meta: dict[str, Any]) -> str:
     return "+".join(models)
 
 
-def _arm(meta: dict[str, Any]) -> dict[str, Any]:
+def _arm(meta: dict[str, Any], model: str | None = None) -> dict[str, Any]:
+    """The conversation's arm (`model`: its model label, when already worked out)."""
     return {
-        "model": _model_label(meta),
+        "model": _model_label(meta) if model is None else model,
         "condition": meta["condition"],
         "intervention": meta["intervention"],
     }
@@ -178,10 +179,7 @@ class _Table:
             if id(r.meta.get("agents")) not in labels:
                 labels[id(r.meta.get("agents"))] = _model_label(r.meta)
         self.arm = pd.DataFrame.from_records(
-            [
-                (labels[id(r.meta.get("agents"))], r.meta["condition"], r.meta["intervention"])
-                for r in found
-            ],
+            [tuple(_arm(r.meta, labels[id(r.meta.get("agents"))]).values()) for r in found],
             columns=ARM,
         )
         self.cid = pd.array([r.conversation_id for r in found], dtype="str")
