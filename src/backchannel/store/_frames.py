@@ -291,7 +291,7 @@ def conversations_frame(
 
 def _column(values: Sequence[Any]) -> pd.Series:
     """One column typed as `DataFrame.from_records` types it. A column of strings is built
-    directly: from_records converts long texts (a conversation's meta) many times slower."""
+    by `_texts`: from_records converts long texts (a conversation's meta) many times slower."""
     import pandas as pd
 
     if values and all(type(v) is str for v in values):
@@ -303,7 +303,6 @@ def _texts(values: Sequence[str]) -> pd.Series:
     """A str column of `values`, each distinct object encoded once: the conversations of one
     item and arm hold one meta text (about 10 KB for testimony), and Arrow copies it into
     place from a dictionary far faster than pandas converts every row's string."""
-    import numpy as np
     import pandas as pd
     import pyarrow as pa
 
