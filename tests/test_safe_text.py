@@ -55,3 +55,11 @@ def test_csv_frame_touches_text_columns_only() -> None:
     assert escaped["text"].tolist() == ["'=1+1", "ok"]
     assert escaped["n"].tolist() == [-1, 2]
     assert frame["text"].tolist() == ["=1+1", "ok"]  # the input is not changed
+
+
+def test_csv_frame_escapes_categorical_text_columns() -> None:
+    """The store keeps names (an agent, a model) as categoricals: escaped all the same."""
+    frame = pd.DataFrame({"agent": pd.Categorical(["=cmd|x", "alice", "=cmd|x", None])})
+    escaped = csv_frame(frame)
+    assert escaped["agent"].astype("str").tolist()[:3] == ["'=cmd|x", "alice", "'=cmd|x"]
+    assert escaped["agent"].isna().tolist() == [False, False, False, True]

@@ -41,7 +41,9 @@ def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
     text = [
         c
         for c in frame.columns
-        if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])
+        if frame[c].dtype == object
+        or pd.api.types.is_string_dtype(frame[c])
+        or isinstance(frame[c].dtype, pd.CategoricalDtype)
     ]
     if not text:
         return frame

@@ -69,6 +69,11 @@ def test_arrow_text_and_other_dtypes_count_alike() -> None:
         expected = _counted_by_pandas(as_objects)
         assert answer_quality(as_text) == expected
         assert answer_quality(as_objects) == expected
+        # The store's frames hold `model` and `status` as categoricals (codes of the texts).
+        as_codes = as_text.assign(
+            model=as_text["model"].astype("category"), status=as_text["status"].astype("category")
+        )
+        assert answer_quality(as_codes) == expected
 
 
 def test_arrow_counts_by_hand() -> None:

@@ -383,7 +383,8 @@ def _decoded_once(column: pd.Series) -> pd.Series:
     item and arm stores the same meta (testimony's story is about 10 KB of JSON), so a run of
     100,000 conversations holds a few hundred distinct texts. A string column's texts are told
     apart by `pd.factorize` (in Arrow), not each turned into a Python string; an object column
-    may hold metas already decoded (a Parquet round trip), which pass through."""
+    (the store's, where equal metas are one string) is looked up by text, and may hold metas
+    already decoded (a Parquet round trip), which pass through."""
     if isinstance(column.dtype, pd.StringDtype):
         codes, distinct = pd.factorize(column)
         decoded = [_decode_dict(text) for text in distinct]

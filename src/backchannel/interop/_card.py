@@ -109,7 +109,7 @@ def _design_section(manifest: dict[str, Any], tables: RunTables) -> str:
 
 def _models_section(tables: RunTables) -> str:
     events = tables.core_events
-    calls = events[events["model"].fillna("").astype(str) != ""]
+    calls = events[events["model"].astype("str").fillna("") != ""]
     lines = [
         "## Models",
         "",

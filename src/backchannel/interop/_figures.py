@@ -47,7 +47,7 @@ def conversation_figures(tables: RunTables, label_sets: Collection[str]) -> dict
     found: dict[str, Figures] = {}
     for cid in tables.conversations["conversation_id"].astype(str):
         group = by_conversation.get(cid, events.iloc[0:0])
-        calls = group[group["model"].fillna("").astype(str) != ""]
+        calls = group[group["model"].astype("str").fillna("") != ""]
         quality = answer_quality(group)
         figures: Figures = {
             "events": {c: int((group["channel"] == c).sum()) for c in CHANNELS},

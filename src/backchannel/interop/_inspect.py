@@ -148,7 +148,7 @@ def _log(
     cell = json.loads(str(rows["cell"].iloc[0]))
     calls = tables.core_events[
         tables.core_events["conversation_id"].isin(set(rows["conversation_id"]))
-        & (tables.core_events["model"].fillna("").astype(str) != "")
+        & (tables.core_events["model"].astype("str").fillna("") != "")
     ]
     model = _main_model(calls)
     created = header["created"].isoformat()
@@ -264,7 +264,7 @@ def _sample(
         )
         if event["kind"] == "message":
             messages.append(_room_message(event, details, _uid(uid, "message")))
-    calls = events[events["model"].fillna("").astype(str) != ""]
+    calls = events[events["model"].astype("str").fillna("") != ""]
     status = str(row["status"])
     return EvalSample(
         id=str(row["item_id"]),

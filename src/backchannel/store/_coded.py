@@ -63,6 +63,26 @@ class Lookup:
         taken = self._texts.take(pa.array(positions))
         return pd.Series(pd.array(taken, dtype="str"))
 
+    def categories(self, keys: np.ndarray) -> pd.Series:
+        """The text of each key as a categorical column (NA for an unknown key): a code per row
+        instead of a string. Its categories are the texts that occur, sorted, so the column
+        sorts and groups as its texts do."""
+        return self.categories_at(self.positions(keys))
+
+    def categories_at(self, positions: np.ndarray) -> pd.Series:
+        """The texts at `positions` (as `positions` gives them), as `categories` makes them."""
+        import pandas as pd
+
+        known = len(self.keys)
+        present = np.flatnonzero(np.bincount(positions, minlength=known + 1)[:known])
+        texts = [self._by_text[int(key)] for key in self.keys[present]]
+        distinct = sorted(set(texts))
+        place = {text: i for i, text in enumerate(distinct)}
+        code_at = np.full(known + 1, -1, dtype=np.int32)
+        code_at[present] = [place[text] for text in texts]
+        dtype = pd.CategoricalDtype(pd.Index(distinct, dtype="str"))
+        return pd.Series(pd.Categorical.from_codes(code_at[positions], dtype=dtype))
+
     def text_order(self, keys: np.ndarray) -> np.ndarray:
         """A sort key that orders the keys as their texts sort (NA last)."""
         if self._ranks is None:

@@ -204,7 +204,14 @@ def _mixed_factors(manifest: dict[str, Any]) -> set[str]:
 
 
 def _parquet_safe(frame: pd.DataFrame, text: set[str]) -> pd.DataFrame:
-    """Columns whose values mix types (a factor with levels 1 and "x") become text."""
+    """Columns whose values mix types (a factor with levels 1 and "x") become text, and
+    categorical columns (names and metas the store keeps as codes) plain text: the files keep
+    the types docs/data-schema.md lists, for readers without pandas."""
+    import pandas as pd
+
+    categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    if categorical:
+        frame = frame.assign(**{str(c): frame[c].astype("str") for c in categorical})
     mixed = [
         column
         for column in frame.columns

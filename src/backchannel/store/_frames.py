@@ -140,13 +140,21 @@ def _tidy(
     if order is not None:
         table, at = table.take(pa.array(order)), at[order]
     found: dict[str, Any] = {
-        "run_id": pd.Series(pd.array(pa.repeat(pa.scalar(run_id), table.num_rows), dtype="str")),
+        "run_id": constant(run_id, table.num_rows),
         "conversation_id": conversations.texts_at(at),
     }
     for name in columns[2:]:
         series = series_of(table.column(name), name in texts)
-        found[name] = names.texts(series.to_numpy(dtype="int64")) if name in coded else series
+        found[name] = names.categories(series.to_numpy(dtype="int64")) if name in coded else series
     return pd.DataFrame(found)
+
+
+def constant(text: str, rows: int) -> pd.Series:
+    """A column holding `text` in every one of `rows` rows, as a categorical: a byte per row."""
+    import pandas as pd
+
+    dtype = pd.CategoricalDtype(pd.Index([text], dtype="str"))
+    return pd.Series(pd.Categorical.from_codes(np.zeros(rows, dtype=np.int8), dtype=dtype))
 
 
 def whole_reads(db: sqlite3.Connection, scope: Scope) -> tuple[Callable[[], pa.Table], ...]:
@@ -272,16 +280,12 @@ def conversations_frame(
     stored_columns = list(zip(*rows, strict=True)) if rows else [()] * (len(stored) + 1)
     # A column at a time: `from_records` first makes one object array of every row and
     # value, several times slower than the columns it then infers (one at a time, alike).
-    frame = pd.DataFrame(
-        {
-            name: _column(values)
-            for name, values in zip(
-                (*_CONVERSATION_STORED, "meta"), (*stored_columns[1:-1], metas), strict=True
-            )
-        },
-        index=pd.RangeIndex(len(rows)),
-    )
-    frame.insert(0, "run_id", run_id)
+    columns = {
+        name: _column(values)
+        for name, values in zip(_CONVERSATION_STORED, stored_columns[1:-1], strict=True)
+    }
+    frame = pd.DataFrame({**columns, "meta": _shared(metas)}, index=pd.RangeIndex(len(rows)))
+    frame.insert(0, "run_id", constant(run_id, len(rows)))
     frame.insert(2, "paradigm", manifest.get("paradigm", ""))
     factors = list(manifest.get("factors", []))
     for factor, levels in factor_levels(frame["cell"], factors).items():
@@ -300,23 +304,43 @@ def _column(values: Sequence[Any]) -> pd.Series:
 
 
 def _texts(values: Sequence[str]) -> pd.Series:
-    """A str column of `values`, each distinct object encoded once: the conversations of one
-    item and arm hold one meta text (about 10 KB for testimony), and Arrow copies it into
+    """A str column of `values`, each distinct object encoded once: Arrow copies each text into
     place from a dictionary far faster than pandas converts every row's string."""
     import pandas as pd
     import pyarrow as pa
 
-    code_of: dict[int, int] = {}
+    codes, distinct = _distinct(values)
+    encoded = pa.DictionaryArray.from_arrays(codes, pa.array(distinct, type=pa.large_string()))
+    return pd.Series(pd.array(encoded.cast(pa.large_string()), dtype="str"))
+
+
+def _shared(values: Sequence[str]) -> pd.Series:
+    """An object column of `values` in which equal texts are one Python string: the
+    conversations of one item and arm hold one meta text (about 10 KB for testimony), so
+    100,000 conversations keep a few hundred texts and a reference per row instead of a
+    gigabyte of copies, and `map(json.loads)` or a loop over the column copies nothing."""
+    import pandas as pd
+
+    codes, distinct = _distinct(values)
+    return pd.Series(np.array(distinct, dtype=object)[codes] if len(codes) else [], dtype=object)
+
+
+def _distinct(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Each value's code and the distinct texts, in first-seen order: each distinct object is
+    compared once, by identity first (metas of one item and arm are one object)."""
+    code_by_object: dict[int, int] = {}
+    code_by_text: dict[str, int] = {}
     distinct: list[str] = []
     codes = np.empty(len(values), dtype=np.int32)
     for row, value in enumerate(values):
-        code = code_of.get(id(value))
+        code = code_by_object.get(id(value))
         if code is None:
-            code = code_of[id(value)] = len(distinct)
-            distinct.append(value)
+            code = code_by_text.setdefault(value, len(distinct))
+            if code == len(distinct):
+                distinct.append(value)
+            code_by_object[id(value)] = code
         codes[row] = code
-    encoded = pa.DictionaryArray.from_arrays(codes, pa.array(distinct, type=pa.large_string()))
-    return pd.Series(pd.array(encoded.cast(pa.large_string()), dtype="str"))
+    return codes, distinct
 
 
 def factor_levels(cells: pd.Series, factors: Sequence[str]) -> dict[str, pd.Series]:
@@ -347,7 +371,7 @@ def prompts_frame(
         seqs.append(seq)
         texts.append(text)
     columns = [
-        pd.Series([run_id] * len(ids), dtype="str"),
+        constant(run_id, len(ids)),
         pd.Series(ids, dtype="str"),
         pd.Series(seqs, dtype="int64"),
         pd.Series(texts, dtype="str"),

@@ -37,7 +37,8 @@ def answer_quality(events: pd.DataFrame) -> dict[str, int]:
         return quality_from_row((0, 0, 0, 0, 0))
     import pandas as pd
 
-    if all(isinstance(events[c].dtype, pd.StringDtype) for c in ("model", "status", "text")):
+    texts = (pd.StringDtype, pd.CategoricalDtype)
+    if all(isinstance(events[c].dtype, texts) for c in ("model", "status", "text")):
         return _counted_by_arrow(events)
     return _counted_by_pandas(events)
 
@@ -48,9 +49,13 @@ def _counted_by_arrow(events: pd.DataFrame) -> dict[str, int]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    answered = pc.fill_null(pc.not_equal(pa.array(events["model"]), ""), False)
-    status = pa.array(events["status"]).filter(answered)
-    text = pa.array(events["text"]).filter(answered)
+    def texts(column: str) -> pa.Array:
+        found = pa.array(events[column])
+        return found.dictionary_decode() if pa.types.is_dictionary(found.type) else found
+
+    answered = pc.fill_null(pc.not_equal(texts("model"), ""), False)
+    status = texts("status").filter(answered)
+    text = texts("text").filter(answered)
     blank = pc.fill_null(pc.equal(pc.utf8_trim(text, characters=" \t\n\r"), ""), True)
     parse_failure = pc.fill_null(pc.equal(status, "parse_failure"), False)
     # A missing status is in neither.
@@ -74,9 +79,9 @@ def _counted_by_pandas(events: pd.DataFrame) -> dict[str, int]:
     """Answered rows (a model was called), of them: empty (ok or parse failure with blank text),
     unreadable (parse failure with text), refused and failed; for columns of any dtype."""
     # Only the three columns read are filtered: taking every column's rows copied the texts.
-    answered = (events["model"].fillna("").astype(str) != "").to_numpy(dtype=bool)
+    answered = (events["model"].astype("str").fillna("") != "").to_numpy(dtype=bool)
     status = events["status"][answered].astype(str)
-    blank = events["text"][answered].fillna("").astype(str).str.strip(" \t\n\r") == ""
+    blank = events["text"][answered].astype("str").fillna("").str.strip(" \t\n\r") == ""
     return quality_from_row(
         (
             int(answered.sum()),

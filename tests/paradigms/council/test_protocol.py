@@ -289,7 +289,7 @@ def test_estimate_per_model_is_exact_for_every_replicate_of_pool_b(tmp_path):
     item = Item("child_welfare", load_scenario("child_welfare").as_dict())
     for _, conversation in tables.conversations.iterrows():
         events = tables.events[tables.events["conversation_id"] == conversation["conversation_id"]]
-        made = events["model"].value_counts().to_dict()
+        made = events["model"].astype("str").value_counts().to_dict()  # only those it called
         estimate = Council().estimate(settings, item, int(conversation["replicate"]))
         assert estimate.calls == made
     p1, p2, p3 = _sim.POOL
@@ -319,8 +319,10 @@ def test_a_model_argued_judge_reads_every_turn_and_the_estimate_counts_its_calls
     item = Item("child_welfare", load_scenario("child_welfare").as_dict())
     for conversation in tables.conversations.to_dict("records"):
         cid = conversation["conversation_id"]
-        made = tables.events[tables.events["conversation_id"] == cid]["model"].value_counts()
-        judge = labels[labels["conversation_id"] == cid]["model"].value_counts()
+        # `model` is categorical: counted as text, only the models this conversation called.
+        made = tables.events[tables.events["conversation_id"] == cid]["model"]
+        made = made.astype("str").value_counts()
+        judge = labels[labels["conversation_id"] == cid]["model"].astype("str").value_counts()
         calls = made.add(judge, fill_value=0)
         settings = settings_a.model_copy(update={"pool": conversation["pool"]})
         estimate = Council().estimate(settings, item, int(conversation["replicate"]))

@@ -177,3 +177,8 @@ def test_done_conversations_read_each_distinct_cell_once_with_the_same_levels() 
     got = _done_conversations(_run_of(base, factors))
     assert got["models"].iloc[0] is got["models"].iloc[5]
     assert _distinct_rows(base.astype({"k": "Int64"}), ["k"]) is None
+    # A categorical column (the store's names) is told apart by its codes, NaN rows as one.
+    coded = base.astype({"models": "category", "cell": "category"})
+    assert [x.tolist() for x in _distinct_rows(coded, ["cell", "models"]) or ()] == [
+        x.tolist() for x in _distinct_rows(base, ["cell", "models"]) or ()
+    ]

@@ -69,6 +69,8 @@ def _distinct_rows(frame: pd.DataFrame, columns: list[str]) -> tuple[Ints, Ints]
         values = frame[column]
         if isinstance(values.dtype, pd.StringDtype):
             codes = pd.factorize(values)[0].astype(np.int64)  # missing: -1
+        elif isinstance(values.dtype, pd.CategoricalDtype):
+            codes = values.cat.codes.to_numpy().astype(np.int64)  # missing: -1
         elif not isinstance(values.dtype, np.dtype):  # another extension type
             return None
         elif values.dtype.kind in "iub":
