@@ -23,7 +23,13 @@ from conftest import discussion_experiment
 from backchannel import run
 from backchannel.analysis import RunTables
 from backchannel.backends import LLMClient, Request, Route
-from backchannel.store import DATABASE_NAME, SCHEMA_VERSION, RunStore, answer_quality
+from backchannel.store import (
+    DATABASE_NAME,
+    SCHEMA_VERSION,
+    RunStore,
+    answer_quality,
+    tables_answer_quality,
+)
 from backchannel.store import _rows as rows_module
 from backchannel.store._rows import canonical_json
 
@@ -146,6 +152,12 @@ def test_the_stored_answer_counts_are_those_of_the_events(
     tables = whole(directory)
     assert kept == answer_quality(tables.events)
     assert counts["events"] == len(tables.events)
+    # `metrics` and `report` take the store's counts instead of counting the events again,
+    # until the events are replaced.
+    assert tables.answer_counts == kept and tables_answer_quality(tables) == kept
+    tables.events = tables.events.iloc[: len(tables.events) // 2]
+    assert tables.answer_counts is None
+    assert tables_answer_quality(tables) == answer_quality(tables.events)
 
 
 @pytest.mark.parametrize("paradigm", list(RUNS))

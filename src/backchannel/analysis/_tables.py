@@ -85,6 +85,7 @@ class RunTables:
     `core_events` never needs it, so an analysis that reads no event meta never loads it.
     `prompts` (a frame of `PROMPT_COLUMNS`, or how to read it) is read on first use of
     `prompts` only: the prompts are most of a run's text and no metric needs them.
+    `answer_counts`, when given, are the store's own counts of its answers (see `answer_counts`).
     """
 
     def __init__(
@@ -96,8 +97,12 @@ class RunTables:
         *,
         event_meta: Callable[[pd.DataFrame], pd.Series] | None = None,
         prompts: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
+        answer_counts: dict[str, int] | None = None,
     ) -> None:
         self._events = events
+        self.answer_counts = answer_counts
+        """The answer counts a store kept as it wrote the events (`RunStore.answer_quality`),
+        or None: then they are counted from the events."""
         self._event_meta = event_meta
         self._prompts = prompts
         self.labels = labels
@@ -127,6 +132,7 @@ class RunTables:
     def events(self, frame: pd.DataFrame) -> None:
         self._events = frame
         self._event_meta = None
+        self.answer_counts = None  # the store's counts were of the events it gave
 
     @property
     def prompts(self) -> pd.DataFrame:

@@ -140,9 +140,9 @@ def require_conversations(tables: RunTables, where: Path | None) -> None:
 def warn_unusable(tables: RunTables) -> str | None:
     """Say on stderr when most model answers are unusable: that, not a judge or a metric, is
     then why figures are missing."""
-    from backchannel.store import answer_quality, unusable_message
+    from backchannel.store import tables_answer_quality, unusable_message
 
-    message = unusable_message(answer_quality(tables.core_events))
+    message = unusable_message(tables_answer_quality(tables))
     if message:
         err.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
     return message

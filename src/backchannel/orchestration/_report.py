@@ -52,7 +52,7 @@ def _write_report(
 ) -> Path:
     from backchannel.backends import model_caveat
     from backchannel.report import Report
-    from backchannel.store import answer_quality, incomplete_summary, unusable_message
+    from backchannel.store import incomplete_summary, tables_answer_quality, unusable_message
 
     figures = compute_metrics(paradigm, tables, options)
     manifest = tables.manifest
@@ -63,7 +63,7 @@ def _write_report(
     partial = incomplete_summary(manifest.get("run_state"))
     if partial:
         report.banner(partial)
-    unusable = unusable_message(answer_quality(tables.core_events))
+    unusable = unusable_message(tables_answer_quality(tables))
     if unusable:
         report.banner(unusable[0].upper() + unusable[1:] + ".")
     caveat = model_caveat(run_models(tables))

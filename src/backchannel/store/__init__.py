@@ -11,6 +11,7 @@ if TYPE_CHECKING:
         UNUSABLE_THRESHOLD,
         answer_quality,
         describe_quality,
+        tables_answer_quality,
         unusable_message,
         unusable_share,
     )
@@ -44,6 +45,7 @@ __all__ = [
     "export_tables",
     "incomplete_summary",
     "lock_held",
+    "tables_answer_quality",
     "unusable_message",
     "unusable_share",
     "usage_by_model",
@@ -59,6 +61,7 @@ if not TYPE_CHECKING:  # names are imported on first use: see backchannel._lazy
                 "UNUSABLE_THRESHOLD",
                 "answer_quality",
                 "describe_quality",
+                "tables_answer_quality",
                 "unusable_message",
                 "unusable_share",
             ),

@@ -383,6 +383,7 @@ class RunStore:
             manifest,
             event_meta=lambda e: _later(path, "event_meta", e),
             prompts=lambda: _later(path, "prompts", run_id),
+            answer_counts=self.answer_quality(),
         )
 
     def batches(self, size: int) -> Iterator[RunTables]:
