@@ -17,6 +17,16 @@ def test_texts_name_each_code_and_give_na_for_an_unknown_one() -> None:
     assert texts[3] == "judge"
 
 
+def test_categories_name_each_code_with_the_names_present_sorted_and_na_for_unknown() -> None:
+    names = Lookup({7: "judge", 2: "agent", 40: "kind", 5: "unused"})
+    found = names.categories(np.array([40, 2, 3, 7, 99, -1, 2, np.iinfo(np.int64).min]))
+    assert isinstance(found.dtype, pd.CategoricalDtype)
+    assert list(found.cat.categories) == ["agent", "judge", "kind"]  # "unused" occurs nowhere
+    assert found.tolist()[:2] == ["kind", "agent"] and found[3] == "judge" and found[6] == "agent"
+    assert found.isna().tolist() == [False, False, True, False, True, True, False, True]
+    assert Lookup({}).categories(np.array([1, 2])).isna().all()
+
+
 def test_text_order_sorts_codes_as_their_names_sort_with_na_last() -> None:
     names = Lookup({1: "zeta", 2: "alpha", 3: "mu"})
     assert names.text_order(np.array([1, 2, 3, 5])).tolist() == [2, 0, 1, 3]

@@ -67,12 +67,9 @@ class Lookup:
         """The text of each key as a categorical column (NA for an unknown key): a code per row
         instead of a string. Its categories are the texts that occur, sorted, so the column
         sorts and groups as its texts do."""
-        return self.categories_at(self.positions(keys))
-
-    def categories_at(self, positions: np.ndarray) -> pd.Series:
-        """The texts at `positions` (as `positions` gives them), as `categories` makes them."""
         import pandas as pd
 
+        positions = self.positions(keys)
         known = len(self.keys)
         present = np.flatnonzero(np.bincount(positions, minlength=known + 1)[:known])
         texts = [self._by_text[int(key)] for key in self.keys[present]]

@@ -140,7 +140,7 @@ def _tidy(
     if order is not None:
         table, at = table.take(pa.array(order)), at[order]
     found: dict[str, Any] = {
-        "run_id": constant(run_id, table.num_rows),
+        "run_id": _constant(run_id, table.num_rows),
         "conversation_id": conversations.texts_at(at),
     }
     for name in columns[2:]:
@@ -149,7 +149,7 @@ def _tidy(
     return pd.DataFrame(found)
 
 
-def constant(text: str, rows: int) -> pd.Series:
+def _constant(text: str, rows: int) -> pd.Series:
     """A column holding `text` in every one of `rows` rows, as a categorical: a byte per row."""
     import pandas as pd
 
@@ -285,7 +285,7 @@ def conversations_frame(
         for name, values in zip(_CONVERSATION_STORED, stored_columns[1:-1], strict=True)
     }
     frame = pd.DataFrame({**columns, "meta": _shared(metas)}, index=pd.RangeIndex(len(rows)))
-    frame.insert(0, "run_id", constant(run_id, len(rows)))
+    frame.insert(0, "run_id", _constant(run_id, len(rows)))
     frame.insert(2, "paradigm", manifest.get("paradigm", ""))
     factors = list(manifest.get("factors", []))
     for factor, levels in factor_levels(frame["cell"], factors).items():
@@ -308,29 +308,20 @@ def _shared(values: Sequence[str]) -> pd.Series:
     """An object column of `values` in which equal texts are one Python string: the
     conversations of one item and arm hold one meta text (about 10 KB for testimony), so
     100,000 conversations keep a few hundred texts and a reference per row instead of a
-    gigabyte of copies, and `map(json.loads)` or a loop over the column copies nothing."""
+    gigabyte of copies, and `map(json.loads)` or a loop over the column copies nothing.
+    Each distinct object is compared once, by identity first (metas of one item and arm are
+    one object already)."""
     import pandas as pd
 
-    codes, distinct = _distinct(values)
-    return pd.Series(np.array(distinct, dtype=object)[codes] if len(codes) else [], dtype=object)
-
-
-def _distinct(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
-    """Each value's code and the distinct texts, in first-seen order: each distinct object is
-    compared once, by identity first (metas of one item and arm are one object)."""
-    code_by_object: dict[int, int] = {}
-    code_by_text: dict[str, int] = {}
-    distinct: list[str] = []
-    codes = np.empty(len(values), dtype=np.int32)
-    for row, value in enumerate(values):
-        code = code_by_object.get(id(value))
-        if code is None:
-            code = code_by_text.setdefault(value, len(distinct))
-            if code == len(distinct):
-                distinct.append(value)
-            code_by_object[id(value)] = code
-        codes[row] = code
-    return codes, distinct
+    by_object: dict[int, str] = {}
+    by_text: dict[str, str] = {}
+    shared: list[str] = []
+    for value in values:
+        one = by_object.get(id(value))
+        if one is None:
+            one = by_object[id(value)] = by_text.setdefault(value, value)
+        shared.append(one)
+    return pd.Series(shared, dtype=object)
 
 
 def factor_levels(cells: pd.Series, factors: Sequence[str]) -> dict[str, pd.Series]:
@@ -361,7 +352,7 @@ def prompts_frame(
         seqs.append(seq)
         texts.append(text)
     columns = [
-        constant(run_id, len(ids)),
+        _constant(run_id, len(ids)),
         pd.Series(ids, dtype="str"),
         pd.Series(seqs, dtype="int64"),
         pd.Series(texts, dtype="str"),
